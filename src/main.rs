@@ -1,0 +1,3 @@
+fn main() {
+    println!("caro-arena: the server arrives with issue 3");
+}
