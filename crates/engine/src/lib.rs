@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 pub mod bot;
+pub mod classic;
 pub mod game;
 pub mod rules;
 pub mod search;
