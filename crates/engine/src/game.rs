@@ -151,6 +151,22 @@ pub enum MoveError {
     GameOver,
 }
 
+/// Why [`Board::set_up`] refused a position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    /// A stone is off the board or on a taken cell.
+    #[error(transparent)]
+    Move(#[from] MoveError),
+    /// X must have as many stones as O, or one more.
+    #[error("{x} X stones and {o} O stones cannot arise in a game (X moves first)")]
+    StoneCount {
+        /// X's stones.
+        x: usize,
+        /// O's stones.
+        o: usize,
+    },
+}
+
 /// A game in progress: the board, the side to move, the history and the result.
 #[derive(Clone)]
 pub struct Board {
@@ -192,6 +208,52 @@ impl Board {
             board.try_play(mv)?;
         }
         Ok(board)
+    }
+
+    /// A board holding the given stones, as a Gomocup `BOARD` command or a test position gives
+    /// them: the order of play is unknown, so the stones are recorded alternately (X first) and
+    /// the status is decided from the finished position rather than move by move (under the caro
+    /// rules a five that the opponent later blocked at both ends never won). X must have as many
+    /// stones as O, or one more.
+    pub fn set_up(rules: Rules, x: &[Move], o: &[Move]) -> Result<Board, SetupError> {
+        if !(x.len() == o.len() || x.len() == o.len() + 1) {
+            return Err(SetupError::StoneCount {
+                x: x.len(),
+                o: o.len(),
+            });
+        }
+        let mut board = Board::new(rules);
+        let mut o_iter = o.iter();
+        for &xm in x {
+            board.place(xm)?;
+            if let Some(&om) = o_iter.next() {
+                board.place(om)?;
+            }
+        }
+        let stones: Vec<Move> = board.history.clone();
+        for mv in stones {
+            let index = board.index(mv);
+            let player = board.cells[index].player().expect("a placed stone");
+            if board.detect_win(index, player) {
+                board.status = Status::Won(player);
+                return Ok(board);
+            }
+        }
+        if board.is_full() {
+            board.status = Status::Draw;
+        }
+        Ok(board)
+    }
+
+    /// Puts a stone for the side to move without deciding the status (for [`Board::set_up`]).
+    fn place(&mut self, mv: Move) -> Result<(), MoveError> {
+        let mv = self.check(mv.x as i64, mv.y as i64)?;
+        let player = self.to_move();
+        let index = self.index(mv);
+        self.cells[index] = player.cell();
+        self.hash ^= zobrist::key(player, mv.x, mv.y);
+        self.history.push(mv);
+        Ok(())
     }
 
     /// The game being played.

@@ -23,9 +23,10 @@
 pub mod bot;
 pub mod classic;
 pub mod game;
+pub mod positions;
 pub mod rules;
 pub mod search;
 pub mod zobrist;
 
-pub use game::{Board, Cell, Move, MoveError, Player, Status};
+pub use game::{Board, Cell, Move, MoveError, Player, SetupError, Status};
 pub use rules::{GameKind, Rule, Rules, RulesError};

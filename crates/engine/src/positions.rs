@@ -1,0 +1,176 @@
+//! Test positions in the `.pos` text format of `tests/data/positions/README.md`: one position per
+//! line, `id | rule | to_move | black stones | white stones | expected | label and note`, squares
+//! written like `h8` (column letter from `a`, row number from 1). Used by the tactical tests, the
+//! benches and the position runner; parsing only, no files.
+
+use std::fmt;
+
+use crate::game::SetupError;
+use crate::{Board, Move, Player, Rule, Rules};
+
+/// What a position asks of the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Label {
+    /// Make five now.
+    Win1,
+    /// Stop the opponent's five (the only squares that do are listed).
+    Block4,
+    /// Avoid losing at once: every listed square does, nothing else does.
+    Defend,
+    /// The side to move has a forced win; the listed move starts one.
+    Mate,
+    /// The side to move is lost whatever it does.
+    Lost,
+}
+
+/// One parsed position.
+#[derive(Clone, Debug)]
+pub struct TestPosition {
+    /// Identifier from the file.
+    pub id: String,
+    /// The rule variant.
+    pub rule: Rule,
+    /// Side to move.
+    pub to_move: Player,
+    /// X's (black's) stones.
+    pub black: Vec<Move>,
+    /// O's (white's) stones.
+    pub white: Vec<Move>,
+    /// Acceptable answers (empty when there is none).
+    pub expected: Vec<Move>,
+    /// What kind of position it is.
+    pub label: Label,
+    /// Distance to mate in plies from the note (`+Mn`), when given.
+    pub mate_in: Option<u32>,
+    /// The label and note text.
+    pub note: String,
+}
+
+/// A line that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct ParseError {
+    /// One-based line number.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Parses a square like `h8` (x = 7, y = 7).
+pub fn parse_square(s: &str) -> Option<Move> {
+    let mut chars = s.chars();
+    let col = chars.next()?;
+    if !col.is_ascii_lowercase() {
+        return None;
+    }
+    let row: u8 = chars.as_str().parse().ok()?;
+    Some(Move::new(col as u8 - b'a', row.checked_sub(1)?))
+}
+
+/// Writes a square like `h8`.
+pub fn square_name(mv: Move) -> String {
+    format!("{}{}", (b'a' + mv.x) as char, mv.y + 1)
+}
+
+/// Parses a whole `.pos` file; comment (`#`) and blank lines are skipped.
+pub fn parse(text: &str) -> Result<Vec<TestPosition>, ParseError> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .map(|(i, l)| {
+            parse_line(l).map_err(|message| ParseError {
+                line: i + 1,
+                message,
+            })
+        })
+        .collect()
+}
+
+fn parse_line(line: &str) -> Result<TestPosition, String> {
+    let fields: Vec<&str> = line.split('|').map(str::trim).collect();
+    let [id, rule, to_move, black, white, expected, note] = fields[..] else {
+        return Err(format!("expected 7 fields, found {}", fields.len()));
+    };
+    let code: u32 = rule.parse().map_err(|_| format!("bad rule {rule:?}"))?;
+    let rule = Rule::from_gomocup(code).ok_or_else(|| format!("unsupported rule {code}"))?;
+    let to_move = match to_move {
+        "black" => Player::X,
+        "white" => Player::O,
+        other => return Err(format!("bad side {other:?}")),
+    };
+    let squares = |s: &str| -> Result<Vec<Move>, String> {
+        s.split(|c: char| c.is_whitespace() || c == '/')
+            .filter(|t| !t.is_empty() && *t != "-")
+            .map(|t| parse_square(t).ok_or_else(|| format!("bad square {t:?}")))
+            .collect()
+    };
+    let label_word = note.split([';', ' ', '(']).next().unwrap_or("");
+    let label = match label_word {
+        "WIN1" => Label::Win1,
+        "BLOCK4" => Label::Block4,
+        "DEFEND" => Label::Defend,
+        "MATE" => Label::Mate,
+        "MATED" | "LOST" => Label::Lost,
+        other => return Err(format!("unknown label {other:?}")),
+    };
+    let mate_in = note
+        .split("+M")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok());
+    Ok(TestPosition {
+        id: id.to_string(),
+        rule,
+        to_move,
+        black: squares(black)?,
+        white: squares(white)?,
+        expected: squares(expected)?,
+        label,
+        mate_in,
+        note: note.to_string(),
+    })
+}
+
+impl TestPosition {
+    /// The position on a 15x15 board (see [`Board::set_up`]: the history is not the game's).
+    pub fn board(&self) -> Result<Board, SetupError> {
+        self.board_sized(15, 15)
+    }
+
+    /// The position on a `width` x `height` board.
+    pub fn board_sized(&self, width: u8, height: u8) -> Result<Board, SetupError> {
+        let rules = Rules::caro(width, height, self.rule).expect("valid board size");
+        Board::set_up(rules, &self.black, &self.white)
+    }
+}
+
+impl fmt::Display for TestPosition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({:?}, {})", self.id, self.label, self.rule)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn squares() {
+        assert_eq!(parse_square("h8"), Some(Move::new(7, 7)));
+        assert_eq!(parse_square("a15"), Some(Move::new(0, 14)));
+        assert_eq!(parse_square("a0"), None);
+        assert_eq!(square_name(Move::new(7, 7)), "h8");
+    }
+
+    #[test]
+    fn a_line() {
+        let text = "# comment\nid1 | 9 | white | h8 i9 | g9 | c12/d12 | DEFEND\n";
+        let p = &parse(text).unwrap()[0];
+        assert_eq!(p.rule, Rule::Caro);
+        assert_eq!(p.to_move, Player::O);
+        assert_eq!(p.expected, vec![Move::new(2, 11), Move::new(3, 11)]);
+        assert_eq!(p.label, Label::Defend);
+        let p = &parse("x | 0 | black | h8 | g9 | j9 | MATE; eval=+M13").unwrap()[0];
+        assert_eq!(p.mate_in, Some(13));
+    }
+}
