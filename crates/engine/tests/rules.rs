@@ -46,6 +46,9 @@ fn referee(board: &Board) -> Status {
     }
 }
 
+/// A cell as `(x, y)`.
+type Cellxy = (u8, u8);
+
 fn caro(rule: Rule) -> Rules {
     Rules::caro(15, 15, rule).unwrap()
 }
@@ -115,7 +118,7 @@ fn a_five_wins_in_every_direction_with_any_stone_last() {
 fn fives_along_the_edges_and_into_the_corners_win_under_every_rule() {
     // The edge never blocks, so these win under caro too, even with an opponent stone at the
     // other end.
-    let cases: [(&[(u8, u8)], &[(u8, u8)]); 4] = [
+    let cases: [(&[Cellxy], &[Cellxy]); 4] = [
         (&[(0, 0), (1, 0), (2, 0), (3, 0), (4, 0)], &[(5, 0)]),
         (
             &[(14, 10), (14, 11), (14, 12), (14, 13), (14, 14)],
