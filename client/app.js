@@ -1,0 +1,412 @@
+// caro-arena's page: the lobby, the board, live analysis of bots, reconnection. Plain ES module,
+// no build step; talks the protocol of docs/protocol.md through net.js.
+
+import { Connection } from "./net.js";
+import { renderBoard, cellName } from "./board.js";
+
+const NAME_KEY = "caro-arena.name";
+const WIN = 1_000_000;
+
+const $ = (sel) => document.querySelector(sel);
+const nameInput = $("#name-input");
+nameInput.value = localStorage.getItem(NAME_KEY) || "";
+
+const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
+const conn = new Connection(wsUrl, () => nameInput.value.trim());
+
+const state = {
+  room: null, // the room snapshot, kept current by events
+  you: null, // { role, seat }
+  analysis: null, // the latest bot_thinking
+  rooms: [],
+  lobbyTimer: null,
+};
+
+const RULE_HELP = {
+  freestyle: "Five or more in a row wins.",
+  exact_five: "Exactly five in a row wins; six or more does not.",
+  caro: "Exactly five wins, and not if both ends are blocked by your opponent (the edge does not block).",
+  caro_overline: "Five or more wins, unless both ends are blocked by your opponent.",
+};
+
+// ---------- notifications ----------
+
+let toastTimer = null;
+function toast(text) {
+  const el = $("#toast");
+  el.textContent = text;
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => (el.hidden = true), 5000);
+}
+
+function showError(err) {
+  if (!err) return;
+  toast(err.message || String(err.code || err));
+}
+
+// ---------- connection status ----------
+
+conn.addEventListener("state", (ev) => {
+  const el = $("#conn");
+  el.dataset.state = ev.detail;
+  el.textContent = { online: "online", connecting: "connecting", reconnecting: "reconnecting", offline: "offline" }[ev.detail];
+});
+
+nameInput.addEventListener("change", () => {
+  localStorage.setItem(NAME_KEY, nameInput.value.trim());
+});
+
+// ---------- routing ----------
+
+function route() {
+  const hash = location.hash || "#/";
+  const m = hash.match(/^#\/(room|watch)\/([\w-]+)/);
+  return m ? { kind: m[1], roomId: m[2] } : { kind: "lobby" };
+}
+
+function show(view) {
+  $("#lobby").hidden = view !== "lobby";
+  $("#game").hidden = view !== "game";
+}
+
+async function onRoute() {
+  const r = route();
+  if (r.kind === "lobby") {
+    state.room = null;
+    state.you = null;
+    show("lobby");
+    startLobby();
+    return;
+  }
+  stopLobby();
+  show("game");
+  if (!state.room || state.room.room_id !== r.roomId) {
+    state.room = null;
+    renderGame();
+    if (conn.welcome) join(r);
+  }
+}
+
+async function join(r) {
+  try {
+    const body = { room_id: r.roomId };
+    if (r.kind === "watch") body.as = "spectator";
+    await conn.request("join_room", body);
+  } catch (err) {
+    showError(err);
+    if (err.code === "no_such_room") location.hash = "#/";
+  }
+}
+
+window.addEventListener("hashchange", onRoute);
+
+// ---------- lobby ----------
+
+function startLobby() {
+  refreshRooms();
+  clearInterval(state.lobbyTimer);
+  state.lobbyTimer = setInterval(refreshRooms, 2500);
+}
+
+function stopLobby() {
+  clearInterval(state.lobbyTimer);
+  state.lobbyTimer = null;
+}
+
+async function refreshRooms() {
+  if (!conn.welcome) return;
+  try {
+    const reply = await conn.request("list_rooms");
+    state.rooms = reply.rooms;
+    renderRooms();
+  } catch (err) {
+    if (err.code !== "disconnected") showError(err);
+  }
+}
+
+function seatText(p) {
+  if (!p) return "open seat";
+  const who = p.kind === "bot" ? `${p.name} (bot)` : p.name;
+  return p.connected === false ? `${who}, away` : who;
+}
+
+function gameText(r) {
+  if (r.game === "tictactoe") return `Tic-tac-toe ${r.width}x${r.height}`;
+  return `Caro ${r.width}x${r.height}, ${r.rule.replace("_", " ")}`;
+}
+
+function renderRooms() {
+  const lists = { waiting: $("#rooms-waiting"), playing: $("#rooms-playing"), finished: $("#rooms-finished") };
+  for (const ul of Object.values(lists)) ul.replaceChildren();
+  for (const r of state.rooms) {
+    const li = document.createElement("li");
+    li.className = "room";
+    const title = document.createElement("span");
+    title.className = "room-title";
+    title.textContent = `${seatText(r.players.x)} vs ${seatText(r.players.o)}`;
+    const meta = document.createElement("span");
+    meta.className = "room-meta";
+    meta.textContent = `${gameText(r)} · ${r.moves} moves · ${r.spectators} watching`;
+    li.append(title, meta);
+    const open = !r.players.x || !r.players.o;
+    if (r.status === "waiting" && open) {
+      const b = document.createElement("button");
+      b.textContent = "Join";
+      b.addEventListener("click", () => (location.hash = `#/room/${r.room_id}`));
+      li.append(b);
+    }
+    const w = document.createElement("button");
+    w.textContent = r.status === "finished" ? "View" : "Watch";
+    w.addEventListener("click", () => (location.hash = `#/watch/${r.room_id}`));
+    li.append(w);
+    lists[r.status]?.append(li);
+  }
+  for (const [k, ul] of Object.entries(lists)) {
+    if (!ul.children.length) {
+      const li = document.createElement("li");
+      li.className = "empty";
+      li.textContent = k === "waiting" ? "No open games: create one." : "None.";
+      ul.append(li);
+    }
+  }
+}
+
+function fillSeatOptions() {
+  const game = new FormData($("#create-form")).get("game");
+  const bots = (conn.welcome?.bots || []).filter((b) => b.games.includes(game));
+  for (const [sel, def] of [[$("#seat-x"), "me"], [$("#seat-o"), bots[0] ? `bot:${bots[0].name}` : "open"]]) {
+    const keep = sel.value;
+    sel.replaceChildren();
+    const opts = [["me", "Me"], ["open", "A friend (share a link)"]];
+    for (const b of bots) opts.push([`bot:${b.name}`, `Bot: ${b.name} (${b.description})`]);
+    for (const [value, label] of opts) {
+      const o = document.createElement("option");
+      o.value = value;
+      o.textContent = label;
+      sel.append(o);
+    }
+    sel.value = opts.some(([v]) => v === keep) ? keep : def;
+  }
+  $(".caro-only").hidden = game !== "caro";
+  $("#rule-help").textContent = RULE_HELP[$("#rule").value];
+}
+
+$("#create-form").addEventListener("change", fillSeatOptions);
+
+$("#create-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const f = new FormData(ev.target);
+  const seat = (v) => (v.startsWith("bot:") ? { bot: v.slice(4) } : v);
+  const body = { game: f.get("game"), x: seat(f.get("x")), o: seat(f.get("o")) };
+  if (body.game === "caro") {
+    body.width = body.height = Number(f.get("size"));
+    body.rule = f.get("rule");
+  }
+  try {
+    const reply = await conn.request("create_room", body);
+    location.hash = `#/room/${reply.room.room_id}`;
+  } catch (err) {
+    showError(err);
+  }
+});
+
+// ---------- the game ----------
+
+function myTurn() {
+  const r = state.room;
+  return r && state.you?.role === "player" && r.turn === state.you.seat && r.status !== "finished";
+}
+
+function renderGame() {
+  const r = state.room;
+  const boardEl = $("#board");
+  if (!r) {
+    boardEl.replaceChildren();
+    $("#turn").textContent = "Loading…";
+    return;
+  }
+  renderBoard(boardEl, r, {
+    last: r.moves[r.moves.length - 1],
+    line: r.line || [],
+    pv: state.analysis && r.status === "playing" ? state.analysis.pv : [],
+    clickable: myTurn(),
+    onMove: (x, y) => {
+      conn.fire("move", { room_id: r.room_id, x, y }).catch(showError);
+    },
+  });
+
+  for (const seat of ["x", "o"]) {
+    const el = document.querySelector(`.player[data-seat="${seat}"]`);
+    const p = r.players[seat];
+    el.querySelector(".pname").textContent = seatText(p) + (state.you?.seat === seat ? " (you)" : "");
+    el.classList.toggle("to-move", r.turn === seat && r.status === "playing");
+  }
+  $("#spectators").textContent = `${r.spectators} watching`;
+  $("#room-rule").textContent = gameText(r);
+
+  let text;
+  if (r.status === "finished" && r.result) {
+    const reason = { line: "five in a row", board_full: "the board is full", resign: "resignation", abandoned: "abandonment" }[r.reason] || r.reason || "";
+    text = r.result === "draw" ? `Draw (${reason})` : `${r.result.toUpperCase()} wins by ${reason}`;
+    if (state.you?.role === "player" && r.result === state.you.seat) text += ": well played!";
+  } else if (r.status === "waiting") {
+    text = "Waiting for a player to join";
+  } else if (myTurn()) {
+    text = "Your move";
+  } else {
+    text = `${(r.turn || "").toUpperCase()} to move` + (state.you?.role === "spectator" ? " (you are watching)" : "");
+  }
+  $("#turn").textContent = text;
+
+  const ol = $("#move-list");
+  ol.replaceChildren();
+  r.moves.forEach(([x, y], i) => {
+    const li = document.createElement("li");
+    li.textContent = `${i % 2 === 0 ? "X" : "O"} ${cellName(x, y)}`;
+    ol.append(li);
+  });
+  ol.scrollTop = ol.scrollHeight;
+
+  $("#resign").hidden = !(state.you?.role === "player" && r.status !== "finished");
+  const open = !r.players.x || !r.players.o;
+  $("#share").hidden = !(open && r.status !== "finished");
+  $("#share-link").value = `${location.origin}${location.pathname}#/room/${r.room_id}`;
+  renderAnalysis();
+}
+
+function scoreText(score) {
+  if (Math.abs(score) > WIN - 1000) {
+    const plies = WIN - Math.abs(score);
+    return `${score > 0 ? "X" : "O"} wins in ${Math.ceil(plies / 2)}`;
+  }
+  return (score / 100).toFixed(2);
+}
+
+function renderAnalysis() {
+  const a = state.analysis;
+  const panel = $("#analysis");
+  if (!a || !state.room || state.room.status !== "playing") {
+    panel.hidden = true;
+    return;
+  }
+  panel.hidden = false;
+  // Reports are from the searching bot's point of view; show them from X's.
+  const fromX = a.seat === "x" ? a.score : -a.score;
+  $("#an-depth").textContent = a.depth;
+  $("#an-score").textContent = scoreText(fromX);
+  $("#an-nps").textContent = `${(a.nps / 1000).toFixed(0)}k nodes/s, ${(a.nodes / 1000).toFixed(0)}k nodes`;
+  $("#an-pv").textContent = a.pv.map(([x, y]) => cellName(x, y)).join(" ");
+  const share = Math.abs(fromX) > WIN - 1000 ? Math.sign(fromX) : Math.tanh(fromX / 1500);
+  $("#evalbar-fill").style.width = `${50 + 50 * share}%`;
+}
+
+$("#resign").addEventListener("click", () => {
+  if (!state.room || !confirm("Resign this game?")) return;
+  conn.fire("resign", { room_id: state.room.room_id }).catch(showError);
+});
+
+$("#leave").addEventListener("click", async () => {
+  const r = state.room;
+  if (r && state.you?.role === "player" && r.status === "playing" && !confirm("Leaving resigns the game. Leave?")) return;
+  if (r) conn.request("leave_room", { room_id: r.room_id }).catch(() => {});
+  location.hash = "#/";
+});
+
+$("#copy-link").addEventListener("click", () => {
+  const input = $("#share-link");
+  input.select();
+  navigator.clipboard?.writeText(input.value).then(() => toast("Link copied."), () => {});
+});
+
+// ---------- server events ----------
+
+function applyEvent(msg) {
+  const r = state.room;
+  if (!r || msg.room_id !== r.room_id) return;
+  if (msg.seq <= r.seq) return; // already have it (a replay after sync)
+  if (msg.seq !== r.seq + 1) {
+    conn.raw({ type: "sync", room_id: r.room_id, since_seq: r.seq });
+    return;
+  }
+  r.seq = msg.seq;
+  if (msg.type === "move") {
+    r.moves.push([msg.x, msg.y]);
+    r.turn = msg.turn;
+    r.status = "playing";
+    state.analysis = null;
+  } else if (msg.type === "game_over") {
+    r.status = "finished";
+    r.turn = null;
+    r.result = msg.result;
+    r.reason = msg.reason;
+    r.line = msg.line || [];
+    state.analysis = null;
+  }
+  renderGame();
+}
+
+conn.addEventListener("message", (ev) => {
+  const msg = ev.detail;
+  switch (msg.type) {
+    case "welcome":
+      fillSeatOptions();
+      onWelcome(msg);
+      break;
+    case "room_joined": {
+      const want = route();
+      if (want.kind === "lobby" || want.roomId !== msg.room.room_id) {
+        // A seat pushed after a reconnect: go there if we are not looking at another game.
+        if (want.kind !== "lobby") break;
+        location.hash = `#/room/${msg.room.room_id}`;
+      }
+      state.room = { ...msg.room, line: msg.room.line || msg.room.result?.line || [] };
+      if (msg.room.result && typeof msg.room.result === "object") {
+        state.room.reason = msg.room.result.reason;
+        state.room.result = msg.room.result.result ?? msg.room.result.winner ?? msg.room.result;
+      }
+      state.you = msg.you;
+      state.analysis = null;
+      renderGame();
+      break;
+    }
+    case "move":
+    case "game_over":
+      applyEvent(msg);
+      break;
+    case "room_update":
+      if (state.room && msg.room_id === state.room.room_id) {
+        state.room.players = msg.players;
+        state.room.spectators = msg.spectators;
+        if (state.room.status === "waiting" && msg.players.x && msg.players.o) state.room.status = "playing";
+        renderGame();
+      }
+      break;
+    case "bot_thinking":
+      if (state.room && msg.room_id === state.room.room_id) {
+        state.analysis = msg;
+        renderGame();
+      }
+      break;
+    case "error":
+      if (msg.re === undefined) showError(msg);
+      break;
+  }
+});
+
+function onWelcome(msg) {
+  if (!nameInput.value) nameInput.value = msg.name;
+  const r = route();
+  if (r.kind === "lobby") {
+    startLobby();
+    return;
+  }
+  // A resumed seat comes back as a pushed room_joined; give it a moment before joining again.
+  setTimeout(() => {
+    if (!state.room || state.room.room_id !== r.roomId) join(r);
+    else if (state.you?.role === "spectator") join(r);
+  }, msg.resumed ? 300 : 0);
+}
+
+onRoute();
+conn.start();
