@@ -1,13 +1,26 @@
 //! The search: given a board, find a good move within [`Limits`], reporting progress through a
-//! callback and honouring an external stop flag.
+//! callback and honouring an external stop flag. This module fixes the public API (the server,
+//! `pbrain-caro` and the benches program against it) and drives the parts:
 //!
-//! PLACEHOLDER: this file fixes the public API that the server, `pbrain-caro` and the benches
-//! program against; the real negamax search replaces `Engine::search`'s body.
+//! - [`pattern`]: line-pattern tables per rule variant, built once;
+//! - [`position`]: the search's board with incrementally maintained patterns and evaluation;
+//! - [`threats`]: immediate wins, the defences against a five, and the VCF solver;
+//! - [`tt`]: the transposition table;
+//! - [`negamax`]: iterative deepening, aspiration windows, principal variation search.
+//!
+//! `docs/engine.md` explains the design and cites the sources. Nothing here allocates per node,
+//! blocks, or does I/O.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+pub mod negamax;
+pub mod pattern;
+pub mod position;
+pub mod threats;
+pub mod tt;
 
-use crate::{Board, Move, Status};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use crate::{Board, Move};
 
 /// A search score from the side to move's point of view. Wins are `WIN - ply`.
 pub type Score = i32;
@@ -86,48 +99,41 @@ pub struct SearchResult {
 
 /// A searcher with its tables, reused from move to move.
 pub struct Engine {
-    _private: (),
+    searcher: negamax::Searcher,
 }
 
 impl Engine {
     /// An engine whose transposition table uses about `tt_mb` MiB.
-    pub fn new(_tt_mb: usize) -> Engine {
-        Engine { _private: () }
+    pub fn new(tt_mb: usize) -> Engine {
+        Engine {
+            searcher: negamax::Searcher::new(tt_mb),
+        }
     }
 
     /// Forgets everything learnt (between games).
-    pub fn clear(&mut self) {}
+    pub fn clear(&mut self) {
+        self.searcher.clear();
+    }
 
     /// Searches `board` for the side to move. Returns `None` only when the game is over.
+    ///
+    /// Always answers with a move once it has started: the best move of the deepest completed
+    /// iteration, or if stopped before the first one completes, the first candidate in move
+    /// ordering (which is an immediate win or a forced block when there is one).
     pub fn search(
         &mut self,
         board: &Board,
-        _limits: &Limits,
+        limits: &Limits,
         stop: &AtomicBool,
         info: &mut dyn FnMut(&SearchInfo),
     ) -> Option<SearchResult> {
-        if board.status() != Status::Ongoing {
-            return None;
-        }
-        let start = Instant::now();
-        let _ = stop.load(Ordering::Relaxed);
-        let best = board.legal_moves().next()?;
-        let report = SearchInfo {
-            depth: 1,
-            score: 0,
-            nodes: 1,
-            nps: 0,
-            elapsed: start.elapsed(),
-            pv: vec![best],
-        };
-        info(&report);
-        Some(SearchResult {
-            best,
-            score: 0,
-            depth: 1,
-            nodes: 1,
-            pv: vec![best],
-            elapsed: start.elapsed(),
-        })
+        self.searcher.search(board, limits, stop, info)
+    }
+
+    /// Up to `n` of the best-ordered moves that do not let the opponent make five at once (all
+    /// of them are forced blocks when a five is threatened), best first. For weaker bot levels.
+    /// Empty when the game is over.
+    pub fn sane_candidates(&mut self, board: &Board, n: usize) -> Vec<Move> {
+        self.searcher.sane_candidates(board, n)
     }
 }

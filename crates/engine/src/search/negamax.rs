@@ -1,0 +1,557 @@
+//! The main search: iterative deepening (chessprogramming.org/Iterative_Deepening) with
+//! aspiration windows, negamax alpha-beta with principal variation search
+//! (chessprogramming.org/Principal_Variation_Search), a transposition table, late move
+//! reductions, and move ordering by TT move, threat value, killers and history.
+//!
+//! Gomoku-specific pruning keeps the tree narrow, as every strong gomoku engine does:
+//! - a side that can make five does so (the node is scored as a win at once);
+//! - a side facing a five may only play the moves that stop it ([`threats::defences`]), and the
+//!   node is extended by one ply, so forcing lines are read to the end;
+//! - a side facing an open three (a cell where the opponent would make an open four or a double
+//!   four) may only block it or make a four of its own;
+//! - candidate moves are empty cells within two cells of a stone.
+//!
+//! Before the main search a VCF solver ([`threats::Vcf`]) looks for a forced win by fours.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::position::{
+    Position, CLASSES, C_FLEX4, C_FOUR, C_FOUR_THREE, C_THREE, C_THREE_THREE, C_WIN,
+};
+use super::threats::{self, CellList, Vcf};
+use super::tt::{self, Bound, Table};
+use super::{is_mate, Limits, Score, SearchInfo, SearchResult, WIN};
+use crate::{Board, Move, Status};
+
+/// Deepest ply the search reaches (iterations plus extensions).
+pub const MAX_PLY: usize = 96;
+const INF: Score = WIN + 1;
+const NO_MOVE: u16 = u16::MAX;
+/// Ordering score above which a move is "tactical" and never reduced.
+const TACTICAL: i32 = 300;
+
+/// The search's reusable tables (the [`Engine`](super::Engine)'s state).
+pub struct Searcher {
+    tt: Table,
+    history: [Vec<i32>; 2],
+    killers: [[u16; 2]; MAX_PLY],
+    pv: Vec<[u16; MAX_PLY]>,
+    pv_len: [usize; MAX_PLY],
+    moves: Vec<Vec<(u16, i32)>>,
+}
+
+/// One search in progress: the position and the limits.
+struct Run<'a> {
+    s: &'a mut Searcher,
+    pos: Position,
+    stop: &'a AtomicBool,
+    start: Instant,
+    deadline: Option<Instant>,
+    node_limit: u64,
+    nodes: u64,
+    aborted: bool,
+    small: bool,
+}
+
+impl Searcher {
+    /// A searcher with a transposition table of about `tt_mb` MiB.
+    pub fn new(tt_mb: usize) -> Searcher {
+        Searcher {
+            tt: Table::new(tt_mb),
+            history: [Vec::new(), Vec::new()],
+            killers: [[NO_MOVE; 2]; MAX_PLY],
+            pv: vec![[NO_MOVE; MAX_PLY]; MAX_PLY],
+            pv_len: [0; MAX_PLY],
+            moves: (0..MAX_PLY).map(|_| Vec::with_capacity(256)).collect(),
+        }
+    }
+
+    /// Forgets the transposition table and the ordering statistics.
+    pub fn clear(&mut self) {
+        self.tt.clear();
+        self.history
+            .iter_mut()
+            .for_each(|h| h.iter_mut().for_each(|v| *v = 0));
+        self.killers = [[NO_MOVE; 2]; MAX_PLY];
+    }
+
+    fn run<'a>(&'a mut self, board: &Board, limits: &Limits, stop: &'a AtomicBool) -> Run<'a> {
+        let pos = Position::new(board);
+        let len = board.cells().len();
+        for h in &mut self.history {
+            if h.len() != len {
+                *h = vec![0; len];
+            } else {
+                // Age the statistics so the last search's lessons fade.
+                h.iter_mut().for_each(|v| *v /= 4);
+            }
+        }
+        self.killers = [[NO_MOVE; 2]; MAX_PLY];
+        self.tt.new_search();
+        let start = Instant::now();
+        Run {
+            small: pos.size() <= 25,
+            s: self,
+            pos,
+            stop,
+            start,
+            deadline: limits.time.map(|t| start + t),
+            node_limit: limits.nodes.unwrap_or(u64::MAX),
+            nodes: 0,
+            aborted: false,
+        }
+    }
+
+    /// See [`Engine::search`](super::Engine::search).
+    pub fn search(
+        &mut self,
+        board: &Board,
+        limits: &Limits,
+        stop: &AtomicBool,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> Option<SearchResult> {
+        if board.status() != Status::Ongoing {
+            return None;
+        }
+        let mut run = self.run(board, limits, stop);
+        Some(run.iterate(limits, info))
+    }
+
+    /// See [`Engine::sane_candidates`](super::Engine::sane_candidates).
+    pub fn sane_candidates(&mut self, board: &Board, n: usize) -> Vec<Move> {
+        if board.status() != Status::Ongoing {
+            return Vec::new();
+        }
+        let stop = AtomicBool::new(false);
+        let mut run = self.run(board, &Limits::depth(1), &stop);
+        let ordered = run.root_moves();
+        let opp = 1 - run.pos.side();
+        let mut out = Vec::new();
+        for &(m, _) in &ordered {
+            run.pos.play(m as usize);
+            let loses = !threats::win_cells(&run.pos, opp).is_empty();
+            run.pos.undo();
+            if !loses {
+                out.push(run.pos.move_at(m as usize));
+                if out.len() == n {
+                    break;
+                }
+            }
+        }
+        if out.is_empty() {
+            out.extend(ordered.first().map(|&(m, _)| run.pos.move_at(m as usize)));
+        }
+        out
+    }
+}
+
+impl Run<'_> {
+    fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    fn poll(&mut self) {
+        if self.stop.load(Ordering::Relaxed)
+            || self.nodes >= self.node_limit
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
+        {
+            self.aborted = true;
+        }
+    }
+
+    fn result(&self, best: u16, score: Score, depth: u8, pv: &[u16]) -> SearchResult {
+        let pv: Vec<Move> = pv.iter().map(|&m| self.pos.move_at(m as usize)).collect();
+        SearchResult {
+            best: self.pos.move_at(best as usize),
+            score,
+            depth,
+            nodes: self.nodes,
+            pv,
+            elapsed: self.elapsed(),
+        }
+    }
+
+    fn report(&self, r: &SearchResult, info: &mut dyn FnMut(&SearchInfo)) {
+        let secs = r.elapsed.as_secs_f64();
+        info(&SearchInfo {
+            depth: r.depth,
+            score: r.score,
+            nodes: r.nodes,
+            nps: if secs > 0.0 {
+                (r.nodes as f64 / secs) as u64
+            } else {
+                0
+            },
+            elapsed: r.elapsed,
+            pv: r.pv.clone(),
+        });
+    }
+
+    /// The root's moves in search order (win first, forced blocks only when a five is
+    /// threatened).
+    fn root_moves(&mut self) -> Vec<(u16, i32)> {
+        let me = self.pos.side();
+        let wins = threats::win_cells(&self.pos, me);
+        if let Some(&w) = wins.as_slice().first() {
+            return vec![(w, i32::MAX)];
+        }
+        let mut moves = Vec::new();
+        self.generate(&mut moves, 0, NO_MOVE);
+        moves.sort_by_key(|m| std::cmp::Reverse(m.1));
+        moves
+    }
+
+    fn iterate(&mut self, limits: &Limits, info: &mut dyn FnMut(&SearchInfo)) -> SearchResult {
+        let root = self.root_moves();
+        let first = match root.first() {
+            Some(m) => m.0,
+            // Every move loses at once: block one of the fives anyway.
+            None => self.any_move(),
+        };
+        // A win on the board now needs no search.
+        if root.len() == 1 && root[0].1 == i32::MAX {
+            let r = self.result(first, WIN - 1, 1, &[first]);
+            self.report(&r, info);
+            return r;
+        }
+        let mut best = self.result(first, 0, 0, &[first]);
+
+        // A forced win by fours is a proof: play it without the main search.
+        if self.pos.size() > 25 {
+            let budget = (self.node_limit / 4).min(30_000);
+            let mut vcf = Vcf::new(budget, self.pos_k());
+            let found = vcf.solve(&mut self.pos, 24);
+            self.nodes += vcf.nodes;
+            if let Some((m, plies)) = found {
+                let r = self.result(
+                    m as u16,
+                    WIN - plies as i32,
+                    plies.min(255) as u8,
+                    &[m as u16],
+                );
+                self.report(&r, info);
+                return r;
+            }
+        }
+
+        let max_depth = limits.max_depth.clamp(1, (MAX_PLY - 8) as u8);
+        let empties = self.pos.size() - self.pos.stones();
+        let mut prev = 0;
+        for depth in 1..=max_depth {
+            let mut window = 60;
+            let (mut alpha, mut beta) = if depth >= 4 && !is_mate(prev) {
+                (prev - window, prev + window)
+            } else {
+                (-INF, INF)
+            };
+            let score = loop {
+                let score = self.negamax(depth as i32, 0, alpha, beta, true);
+                if self.aborted {
+                    break score;
+                }
+                if score <= alpha && alpha > -INF {
+                    alpha = (alpha - window).max(-INF);
+                    window *= 4;
+                } else if score >= beta && beta < INF {
+                    beta = (beta + window).min(INF);
+                    window *= 4;
+                } else {
+                    break score;
+                }
+            };
+            if self.aborted {
+                break;
+            }
+            prev = score;
+            let len = self.s.pv_len[0];
+            let mut pv: Vec<u16> = self.s.pv[0][..len].to_vec();
+            if pv.is_empty() {
+                pv.push(first);
+            }
+            best = self.result(pv[0], score, depth, &pv);
+            self.report(&best, info);
+            // Stop early when nothing deeper can change the answer: the whole tree of a small
+            // board has been read, or a forced result is proven within the depth.
+            if depth as usize >= empties || (is_mate(score) && (WIN - score.abs()) < depth as i32) {
+                break;
+            }
+            if let Some(deadline) = self.deadline {
+                // The next iteration costs several times this one; do not start what cannot end.
+                let now = Instant::now();
+                if now + (now - self.start) * 2 > deadline && depth >= 4 {
+                    break;
+                }
+            }
+        }
+        best.nodes = self.nodes;
+        best.elapsed = self.elapsed();
+        best
+    }
+
+    /// A legal move when no candidate is left: a square of the opponent's five, else the
+    /// first empty cell.
+    fn any_move(&self) -> u16 {
+        let opp = 1 - self.pos.side();
+        let wins = threats::win_cells(&self.pos, opp);
+        if let Some(&w) = wins.as_slice().first() {
+            return w;
+        }
+        let cells = self.pos.board_cells();
+        let centre = self.pos.centre();
+        if self.pos.is_empty(centre) {
+            return centre as u16;
+        }
+        cells
+            .iter()
+            .copied()
+            .find(|&c| self.pos.is_empty(c as usize))
+            .expect("an ongoing game has an empty cell")
+    }
+
+    fn pos_k(&self) -> usize {
+        self.pos.k() as usize
+    }
+
+    fn evaluate(&self) -> Score {
+        let p = &self.pos;
+        let me = p.side();
+        let opp = 1 - me;
+        let mut s = p.total(me) - p.total(opp);
+        if p.count(me, C_FLEX4) > 0 {
+            s += 3000;
+        } else if p.count(me, C_FOUR_THREE) > 0 {
+            s += 1500;
+        } else if p.count(me, C_THREE_THREE) > 0
+            && p.count(opp, C_FOUR) + p.count(opp, C_FOUR_THREE) + p.count(opp, C_FLEX4) == 0
+        {
+            s += 800;
+        }
+        if p.count(opp, C_FLEX4) > 1 && p.count(me, C_FOUR) + p.count(me, C_FOUR_THREE) == 0 {
+            s -= 800;
+        }
+        s
+    }
+
+    /// Orders a move: threats made and stopped, then killers and history.
+    #[inline]
+    fn order_score(&self, c: usize, ply: usize, tt_move: u16) -> i32 {
+        if c as u16 == tt_move {
+            return 1 << 28;
+        }
+        let me = self.pos.side();
+        let st = self.pos.state(c);
+        let mut s = st.value[me] + st.value[1 - me] * 4 / 5;
+        if self.s.killers[ply][0] == c as u16 {
+            s += 250;
+        } else if self.s.killers[ply][1] == c as u16 {
+            s += 200;
+        }
+        s + (self.s.history[me][c] >> 6).min(200)
+    }
+
+    /// Candidate moves of the side to move with their ordering scores.
+    fn generate(&mut self, out: &mut Vec<(u16, i32)>, ply: usize, tt_move: u16) {
+        out.clear();
+        let me = self.pos.side();
+        let opp = 1 - me;
+        let opp_wins = threats::win_cells(&self.pos, opp);
+        if !opp_wins.is_empty() {
+            for &c in threats::defences(&mut self.pos, opp, &opp_wins).as_slice() {
+                out.push((c, self.order_score(c as usize, ply, tt_move)));
+            }
+            return;
+        }
+        if self.pos.stones() == 0 && !self.small {
+            out.push((self.pos.centre() as u16, 0));
+            return;
+        }
+        // Facing an open three (or a double-four square): block it or make a four.
+        if self.pos.count(opp, C_FLEX4) > 0 && !self.small {
+            let mut blocks = CellList::new();
+            for &c in self.pos.board_cells() {
+                let c = c as usize;
+                if self.pos.is_empty(c) && self.pos.class(c, opp) >= C_FOUR {
+                    blocks.push(c);
+                }
+            }
+            let mut any = false;
+            for &c in blocks.as_slice() {
+                self.pos.play(c as usize);
+                let stops = self.pos.count(opp, C_FLEX4) == 0;
+                self.pos.undo();
+                if stops {
+                    any = true;
+                    out.push((c, self.order_score(c as usize, ply, tt_move)));
+                }
+            }
+            if any {
+                for &c in self.pos.board_cells() {
+                    let cu = c as usize;
+                    if self.pos.is_empty(cu)
+                        && threats::is_four_move(&self.pos, cu, me)
+                        && !out.iter().any(|&(m, _)| m == c)
+                    {
+                        out.push((c, self.order_score(cu, ply, tt_move)));
+                    }
+                }
+                return;
+            }
+        }
+        for &c in self.pos.board_cells() {
+            let cu = c as usize;
+            if self.pos.is_empty(cu) && (self.small || self.pos.is_near(cu)) {
+                out.push((c, self.order_score(cu, ply, tt_move)));
+            }
+        }
+    }
+
+    fn negamax(
+        &mut self,
+        depth: i32,
+        ply: usize,
+        mut alpha: Score,
+        mut beta: Score,
+        pv_node: bool,
+    ) -> Score {
+        self.s.pv_len[ply] = 0;
+        self.nodes += 1;
+        if self.nodes & 1023 == 0 {
+            self.poll();
+        }
+        if self.aborted {
+            return 0;
+        }
+        let me = self.pos.side();
+        let opp = 1 - me;
+        if self.pos.count(me, C_WIN) > 0 {
+            if let Some(&w) = threats::win_cells(&self.pos, me).as_slice().first() {
+                self.s.pv[ply][0] = w;
+                self.s.pv_len[ply] = 1;
+                return WIN - ply as i32 - 1;
+            }
+        }
+        if self.pos.is_full() {
+            return 0;
+        }
+        // Mate distance pruning: no line from here can beat a shorter proven one.
+        alpha = alpha.max(-(WIN - ply as i32));
+        beta = beta.min(WIN - ply as i32 - 1);
+        if alpha >= beta {
+            return alpha;
+        }
+        let forced = self.pos.count(opp, C_WIN) > 0;
+        let mut depth = depth;
+        if forced {
+            depth += 1;
+        }
+        if depth <= 0 || ply >= MAX_PLY - 2 {
+            return self.evaluate();
+        }
+
+        let key = self.pos.hash();
+        let mut tt_move = NO_MOVE;
+        if let Some(e) = self.s.tt.probe(key) {
+            tt_move = e.mv;
+            if !pv_node && e.depth as i32 >= depth {
+                let s = tt::from_tt(e.score, ply);
+                let cut = match e.bound() {
+                    Bound::Exact => true,
+                    Bound::Lower => s >= beta,
+                    Bound::Upper => s <= alpha,
+                };
+                if cut {
+                    return s;
+                }
+            }
+        }
+
+        let mut moves = std::mem::take(&mut self.s.moves[ply]);
+        self.generate(&mut moves, ply, tt_move);
+        if moves.is_empty() {
+            self.s.moves[ply] = moves;
+            // Facing a five with no defence: lost on the next move.
+            return if forced { -(WIN - ply as i32 - 2) } else { 0 };
+        }
+
+        let orig_alpha = alpha;
+        let mut best = -INF;
+        let mut best_move = NO_MOVE;
+        for i in 0..moves.len() {
+            // Selection sort step: cutoffs usually come early, so sorting all is wasted work.
+            let mut top = i;
+            for j in i + 1..moves.len() {
+                if moves[j].1 > moves[top].1 {
+                    top = j;
+                }
+            }
+            moves.swap(i, top);
+            let (m, mscore) = moves[i];
+            self.pos.play(m as usize);
+            let new_depth = depth - 1;
+            let mut score;
+            if i == 0 {
+                score = -self.negamax(new_depth, ply + 1, -beta, -alpha, pv_node);
+            } else {
+                // Late move reductions (chessprogramming.org/Late_Move_Reductions) for quiet
+                // moves far down the ordering.
+                let mut r = 0;
+                if depth >= 3 && i >= 3 && !forced && mscore < TACTICAL {
+                    r = 1 + (i >= 8) as i32 + (depth >= 6 && i >= 16) as i32;
+                }
+                score = -self.negamax(new_depth - r, ply + 1, -alpha - 1, -alpha, false);
+                if score > alpha && r > 0 {
+                    score = -self.negamax(new_depth, ply + 1, -alpha - 1, -alpha, false);
+                }
+                if score > alpha && score < beta {
+                    score = -self.negamax(new_depth, ply + 1, -beta, -alpha, true);
+                }
+            }
+            self.pos.undo();
+            if self.aborted {
+                self.s.moves[ply] = moves;
+                return 0;
+            }
+            if score > best {
+                best = score;
+                best_move = m;
+                if score > alpha {
+                    alpha = score;
+                    // Triangular PV table (chessprogramming.org/Triangular_PV-Table).
+                    let child_len = self.s.pv_len[ply + 1];
+                    let (head, tail) = self.s.pv.split_at_mut(ply + 1);
+                    head[ply][0] = m;
+                    head[ply][1..=child_len].copy_from_slice(&tail[0][..child_len]);
+                    self.s.pv_len[ply] = child_len + 1;
+                    if score >= beta {
+                        if mscore < TACTICAL {
+                            let k = &mut self.s.killers[ply];
+                            if k[0] != m {
+                                k[1] = k[0];
+                                k[0] = m;
+                            }
+                        }
+                        let h = &mut self.s.history[me][m as usize];
+                        *h = (*h + depth * depth).min(1 << 20);
+                        break;
+                    }
+                }
+            }
+        }
+        self.s.moves[ply] = moves;
+        let bound = if best >= beta {
+            Bound::Lower
+        } else if best > orig_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.s
+            .tt
+            .store(key, depth as u8, tt::to_tt(best, ply), bound, best_move);
+        best
+    }
+}
+
+#[allow(dead_code)]
+const _: () = assert!(CLASSES == 8 && C_THREE < C_FOUR);

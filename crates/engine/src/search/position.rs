@@ -1,0 +1,568 @@
+//! The search's own board: the stones in the padded layout of [`Board`], plus everything the
+//! evaluation and move generation read, kept up to date incrementally as stones are placed and
+//! removed (never recomputed from scratch inside the search).
+//!
+//! Per empty cell and per player it keeps the line [`Level`] in each of the four directions (from
+//! the window keys of [`pattern`]), a combined threat [`Class`] and a value; per player the sum
+//! of the values over all empty cells (the evaluation) and how many empty cells are of each class
+//! (so "can I win now?" is a counter test). A placed stone changes the windows of at most ten
+//! cells per direction, so a move costs about eighty table lookups.
+//!
+//! It never allocates after construction: play and undo only write into fixed arrays.
+
+use std::sync::OnceLock;
+
+use crate::game::PAD;
+use crate::rules::caro::{self, End};
+use crate::rules::Rule;
+use crate::{zobrist, Board, Move, Player};
+
+use super::pattern::{self, Level, Table, B4, F3, F4, F5, RADIUS};
+
+/// The combined threat a stone on a cell would make for one player, strongest last.
+pub type Class = u8;
+/// Nothing notable.
+pub const C_NONE: Class = 0;
+/// Some two or blocked three: worth developing.
+pub const C_DEV: Class = 1;
+/// One open three.
+pub const C_THREE: Class = 2;
+/// One four.
+pub const C_FOUR: Class = 3;
+/// Two open threes (a double three).
+pub const C_THREE_THREE: Class = 4;
+/// A four and an open three.
+pub const C_FOUR_THREE: Class = 5;
+/// An open four or two fours: a win next move unless the caro rules offer a block.
+pub const C_FLEX4: Class = 6;
+/// Five: wins now.
+pub const C_WIN: Class = 7;
+/// Number of classes.
+pub const CLASSES: usize = 8;
+
+/// Value of one line level for the evaluation and move ordering (Rapfi-like shape scores).
+const LEVEL_VALUE: [i32; 10] = [0, 1, 2, 4, 10, 12, 40, 50, 200, 1000];
+/// Extra value of a cell by class: combinations are worth more than their lines.
+const CLASS_BONUS: [i32; CLASSES] = [0, 0, 0, 0, 150, 300, 400, 2000];
+
+/// A cell's class and value for one player from its four line levels.
+fn combine_slow(levels: [Level; 4]) -> (Class, i32) {
+    let mut value = 0;
+    let (mut n5, mut nf4, mut n4, mut n3, mut dev) = (0, 0, 0, 0, 0);
+    for l in levels {
+        value += LEVEL_VALUE[l as usize];
+        match l {
+            F5 => n5 += 1,
+            F4 => nf4 += 1,
+            B4 => n4 += 1,
+            F3 => n3 += 1,
+            l if l >= pattern::F2 => dev += 1,
+            _ => {}
+        }
+    }
+    let class = if n5 > 0 {
+        C_WIN
+    } else if nf4 > 0 || n4 >= 2 {
+        C_FLEX4
+    } else if n4 == 1 && n3 >= 1 {
+        C_FOUR_THREE
+    } else if n3 >= 2 {
+        C_THREE_THREE
+    } else if n4 == 1 {
+        C_FOUR
+    } else if n3 == 1 {
+        C_THREE
+    } else if dev > 0 {
+        C_DEV
+    } else {
+        C_NONE
+    };
+    (class, value + CLASS_BONUS[class as usize])
+}
+
+/// [`combine_slow`] for every combination of four levels (10^4 entries, 40 KB), built once.
+fn combine_table() -> &'static [(Class, i32)] {
+    static TABLE: OnceLock<Vec<(Class, i32)>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..10_000)
+            .map(|n: u32| {
+                let l = |d: u32| ((n / 10u32.pow(d)) % 10) as Level;
+                combine_slow([l(3), l(2), l(1), l(0)])
+            })
+            .collect()
+    })
+}
+
+#[inline]
+fn combine_index(levels: [Level; 4]) -> usize {
+    ((levels[0] as usize * 10 + levels[1] as usize) * 10 + levels[2] as usize) * 10
+        + levels[3] as usize
+}
+
+/// Everything derived from the stones, in comparable form (see [`Position::snapshot`]): cell
+/// states, neighbour counts, value totals, class counts and the hash.
+pub type Snapshot = (Vec<CellState>, Vec<u8>, [i32; 2], [[u16; CLASSES]; 2], u64);
+
+/// What is kept per padded-array index.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub struct CellState {
+    /// Window keys per direction, from X's point of view.
+    pub keys: [u32; 4],
+    /// Line levels per player and direction (meaningful on empty cells).
+    pub levels: [[Level; 4]; 2],
+    /// Class per player.
+    pub class: [Class; 2],
+    /// Value per player.
+    pub value: [i32; 2],
+}
+
+/// The search's incremental board. See the module docs.
+#[derive(Clone)]
+pub struct Position {
+    rule: Rule,
+    k: u8,
+    width: usize,
+    height: usize,
+    stride: usize,
+    dirs: [usize; 4],
+    table: &'static Table,
+    combos: &'static [(Class, i32)],
+    /// 0 empty, 1 X, 2 O, 3 wall.
+    cells: Vec<u8>,
+    state: Vec<CellState>,
+    /// Stones within two cells (square neighbourhood), for candidate moves.
+    near: Vec<u8>,
+    /// Padded indices of the board's cells, row by row.
+    board_cells: Vec<u16>,
+    zobrist: [Vec<u64>; 2],
+    hash: u64,
+    history: Vec<u16>,
+    /// Sum of values over empty cells, per player.
+    total: [i32; 2],
+    /// Number of empty cells of each class, per player.
+    counts: [[u16; CLASSES]; 2],
+}
+
+impl Position {
+    /// The position of `board`, side to move included.
+    pub fn new(board: &Board) -> Position {
+        let rules = board.rules();
+        let (width, height) = (rules.width() as usize, rules.height() as usize);
+        let stride = board.stride();
+        let len = board.cells().len();
+        let mut board_cells = Vec::with_capacity(width * height);
+        let mut zobrist = [vec![0; len], vec![0; len]];
+        for y in 0..height {
+            for x in 0..width {
+                let mv = Move::new(x as u8, y as u8);
+                let i = board.index(mv);
+                board_cells.push(i as u16);
+                zobrist[0][i] = zobrist::key(Player::X, mv.x, mv.y);
+                zobrist[1][i] = zobrist::key(Player::O, mv.x, mv.y);
+            }
+        }
+        let mut pos = Position {
+            rule: rules.rule(),
+            k: rules.win_length(),
+            width,
+            height,
+            stride,
+            dirs: board.directions(),
+            table: pattern::table(rules.rule(), rules.win_length()),
+            combos: combine_table(),
+            cells: board.cells().iter().map(|&c| c as u8).collect(),
+            state: vec![CellState::default(); len],
+            near: vec![0; len],
+            board_cells,
+            zobrist,
+            hash: board.hash(),
+            history: board
+                .moves()
+                .iter()
+                .map(|&m| board.index(m) as u16)
+                .collect(),
+            total: [0; 2],
+            counts: [[0; CLASSES]; 2],
+        };
+        pos.recompute();
+        pos
+    }
+
+    /// Rebuilds every derived table from the stones alone. Used once at construction, and by
+    /// tests to check the incremental updates.
+    pub fn recompute(&mut self) {
+        self.total = [0; 2];
+        self.counts = [[0; CLASSES]; 2];
+        self.near.iter_mut().for_each(|n| *n = 0);
+        self.hash = 0;
+        for i in 0..self.cells.len() {
+            let mut keys = [0u32; 4];
+            if self.cells[i] != 3 {
+                for (d, key) in keys.iter_mut().enumerate() {
+                    let step = self.dirs[d] as isize;
+                    for off in (-(RADIUS as isize)..=RADIUS as isize).filter(|&o| o != 0) {
+                        let j = i as isize + off * step;
+                        let v = self
+                            .cells
+                            .get(j as usize)
+                            .copied()
+                            .filter(|_| j >= 0)
+                            .unwrap_or(3);
+                        *key |= (v as u32) << pattern::shift(off);
+                    }
+                }
+            }
+            self.state[i] = CellState {
+                keys,
+                ..CellState::default()
+            };
+        }
+        for n in 0..self.board_cells.len() {
+            let i = self.board_cells[n] as usize;
+            match self.cells[i] {
+                0 => self.refresh_all(i),
+                v => {
+                    self.hash ^= self.zobrist[v as usize - 1][i];
+                    self.touch_near(i, 1);
+                }
+            }
+        }
+    }
+
+    /// Everything derived, for comparing an incremental state with a recomputed one.
+    pub fn snapshot(&self) -> Snapshot {
+        let state = self
+            .board_cells
+            .iter()
+            .map(|&i| {
+                let mut s = self.state[i as usize];
+                if self.cells[i as usize] != 0 {
+                    // Levels of occupied cells are not maintained (nothing reads them).
+                    s = CellState {
+                        keys: s.keys,
+                        ..CellState::default()
+                    };
+                }
+                s
+            })
+            .collect();
+        let near = self
+            .board_cells
+            .iter()
+            .map(|&i| self.near[i as usize])
+            .collect();
+        (state, near, self.total, self.counts, self.hash)
+    }
+
+    // --- Reading. ---
+
+    /// Whose turn it is: 0 for X, 1 for O.
+    #[inline]
+    pub fn side(&self) -> usize {
+        self.history.len() & 1
+    }
+    /// Number of stones on the board.
+    #[inline]
+    pub fn stones(&self) -> usize {
+        self.history.len()
+    }
+    /// Whether every cell is taken.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.history.len() == self.board_cells.len()
+    }
+    /// Zobrist hash, the same as [`Board::hash`].
+    #[inline]
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+    /// The rule variant.
+    #[inline]
+    pub fn rule(&self) -> Rule {
+        self.rule
+    }
+    /// How many in a row win.
+    #[inline]
+    pub fn k(&self) -> u8 {
+        self.k
+    }
+    /// Number of cells on the board.
+    #[inline]
+    pub fn size(&self) -> usize {
+        self.board_cells.len()
+    }
+    /// Padded indices of the board's cells.
+    #[inline]
+    pub fn board_cells(&self) -> &[u16] {
+        &self.board_cells
+    }
+    /// Whether the cell at `i` is empty.
+    #[inline]
+    pub fn is_empty(&self, i: usize) -> bool {
+        self.cells[i] == 0
+    }
+    /// What lies at `i` (0 empty, 1 X, 2 O, 3 wall).
+    #[inline]
+    pub fn cell(&self, i: usize) -> u8 {
+        self.cells[i]
+    }
+    /// Whether a stone lies within two cells of `i`.
+    #[inline]
+    pub fn is_near(&self, i: usize) -> bool {
+        self.near[i] > 0
+    }
+    /// The derived state of cell `i`.
+    #[inline]
+    pub fn state(&self, i: usize) -> &CellState {
+        &self.state[i]
+    }
+    /// The class of empty cell `i` for player `p`.
+    #[inline]
+    pub fn class(&self, i: usize, p: usize) -> Class {
+        self.state[i].class[p]
+    }
+    /// How many empty cells have class `c` for player `p`.
+    #[inline]
+    pub fn count(&self, p: usize, c: Class) -> u16 {
+        self.counts[p][c as usize]
+    }
+    /// The sum of cell values for player `p`.
+    #[inline]
+    pub fn total(&self, p: usize) -> i32 {
+        self.total[p]
+    }
+    /// The four direction steps.
+    #[inline]
+    pub fn dirs(&self) -> [usize; 4] {
+        self.dirs
+    }
+    /// The board move of padded index `i`.
+    #[inline]
+    pub fn move_at(&self, i: usize) -> Move {
+        let row = i / self.stride - PAD - 1;
+        Move::new((i % self.stride) as u8, row as u8)
+    }
+    /// The padded index of `mv`.
+    #[inline]
+    pub fn index(&self, mv: Move) -> usize {
+        (PAD + 1 + mv.y as usize) * self.stride + mv.x as usize
+    }
+    /// The centre cell of the board.
+    pub fn centre(&self) -> usize {
+        self.index(Move::new((self.width / 2) as u8, (self.height / 2) as u8))
+    }
+    /// The moves played, as padded indices.
+    pub fn history(&self) -> &[u16] {
+        &self.history
+    }
+
+    /// Whether a stone of player `p` on empty cell `i` wins now, decided on the real stones
+    /// (the window tables cannot see the far end of a long run).
+    pub fn wins_at(&self, i: usize, p: usize) -> bool {
+        let own = p as u8 + 1;
+        self.dirs.iter().any(|&d| {
+            let mut lo = i;
+            while self.cells[lo - d] == own {
+                lo -= d;
+            }
+            let mut hi = i;
+            while self.cells[hi + d] == own {
+                hi += d;
+            }
+            let end = |c: u8| match c {
+                0 => End::Open,
+                3 => End::Edge,
+                _ => End::Opponent,
+            };
+            caro::wins(
+                self.rule,
+                self.k,
+                ((hi - lo) / d + 1) as u8,
+                end(self.cells[lo - d]),
+                end(self.cells[hi + d]),
+            )
+        })
+    }
+
+    /// The directions (bit set) in which a stone of `p` on `i` makes five per the tables.
+    #[inline]
+    pub fn five_dirs(&self, i: usize, p: usize) -> u8 {
+        let mut bits = 0;
+        for d in 0..4 {
+            if self.state[i].levels[p][d] == F5 {
+                bits |= 1 << d;
+            }
+        }
+        bits
+    }
+
+    // --- Playing. ---
+
+    /// Places a stone for the side to move on empty cell `i`.
+    #[inline]
+    pub fn play(&mut self, i: usize) {
+        let p = self.side();
+        debug_assert_eq!(self.cells[i], 0);
+        self.unrefresh(i);
+        self.cells[i] = p as u8 + 1;
+        self.hash ^= self.zobrist[p][i];
+        self.history.push(i as u16);
+        self.touch_near(i, 1);
+        self.update_lines(i, p as u32 + 1);
+    }
+
+    /// Takes back the last stone.
+    #[inline]
+    pub fn undo(&mut self) {
+        let i = self.history.pop().expect("undo on an empty history") as usize;
+        let p = self.side();
+        self.cells[i] = 0;
+        self.hash ^= self.zobrist[p][i];
+        self.touch_near(i, -1);
+        self.update_lines(i, 0);
+        self.refresh_all(i);
+    }
+
+    fn touch_near(&mut self, i: usize, delta: i8) {
+        let s = self.stride as isize;
+        for dy in -2..=2isize {
+            for dx in -2..=2isize {
+                let j = (i as isize + dy * s + dx) as usize;
+                self.near[j] = self.near[j].wrapping_add_signed(delta);
+            }
+        }
+    }
+
+    /// Writes `v` (0 empty, 1 X, 2 O) into the windows of the cells around `i` and refreshes
+    /// those that are empty.
+    #[inline]
+    fn update_lines(&mut self, i: usize, v: u32) {
+        for d in 0..4 {
+            let step = self.dirs[d];
+            for off in 1..=RADIUS {
+                // The cell `off` steps after `i` sees `i` at offset -off, and vice versa.
+                let after = i + off * step;
+                let before = i - off * step;
+                for (j, seen_at) in [(after, -(off as isize)), (before, off as isize)] {
+                    let sh = pattern::shift(seen_at);
+                    let key = &mut self.state[j].keys[d];
+                    *key = (*key & !(3 << sh)) | (v << sh);
+                    if self.cells[j] == 0 {
+                        self.refresh(j, d);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Removes empty cell `i`'s contribution before it is filled.
+    #[inline]
+    fn unrefresh(&mut self, i: usize) {
+        let st = &self.state[i];
+        for p in 0..2 {
+            self.total[p] -= st.value[p];
+            self.counts[p][st.class[p] as usize] -= 1;
+        }
+    }
+
+    /// Recomputes every direction of empty cell `i`, which has no contribution yet (it was just
+    /// emptied, or at construction).
+    fn refresh_all(&mut self, i: usize) {
+        let st = &mut self.state[i];
+        for d in 0..4 {
+            let key = st.keys[d];
+            st.levels[0][d] = self.table.level(key);
+            st.levels[1][d] = self.table.level(pattern::swap(key));
+        }
+        for p in 0..2 {
+            let (class, value) = self.combos[combine_index(st.levels[p])];
+            st.class[p] = class;
+            st.value[p] = value;
+            self.total[p] += value;
+            self.counts[p][class as usize] += 1;
+        }
+    }
+
+    /// Recomputes direction `d` of empty cell `i`.
+    #[inline]
+    fn refresh(&mut self, i: usize, d: usize) {
+        let st = &mut self.state[i];
+        let key = st.keys[d];
+        st.levels[0][d] = self.table.level(key);
+        st.levels[1][d] = self.table.level(pattern::swap(key));
+        for p in 0..2 {
+            let (class, value) = self.combos[combine_index(st.levels[p])];
+            self.total[p] += value - st.value[p];
+            self.counts[p][st.class[p] as usize] -= 1;
+            self.counts[p][class as usize] += 1;
+            st.class[p] = class;
+            st.value[p] = value;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Rule, Rules};
+    use proptest::prelude::*;
+
+    /// Plays `script` (cell choices among the empty cells, negative = undo) on a `size` board
+    /// and checks after every step that the incremental state equals a recomputation.
+    fn check(rules: Rules, script: &[i16]) -> Result<(), TestCaseError> {
+        let board = Board::new(rules);
+        let mut pos = Position::new(&board);
+        for &step in script {
+            if step < 0 {
+                if pos.stones() > 0 {
+                    pos.undo();
+                }
+            } else {
+                let empty: Vec<usize> = pos
+                    .board_cells()
+                    .iter()
+                    .map(|&c| c as usize)
+                    .filter(|&c| pos.is_empty(c))
+                    .collect();
+                if empty.is_empty() {
+                    continue;
+                }
+                pos.play(empty[step as usize % empty.len()]);
+            }
+            let mut fresh = pos.clone();
+            fresh.recompute();
+            prop_assert_eq!(pos.snapshot(), fresh.snapshot());
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn incremental_patterns_equal_a_recomputation(
+            rule in 0usize..4,
+            script in prop::collection::vec(-3i16..200, 1..120),
+        ) {
+            let rules = Rules::caro(9, 9, Rule::ALL[rule]).unwrap();
+            check(rules, &script)?;
+        }
+
+        #[test]
+        fn incremental_patterns_on_small_boards(
+            script in prop::collection::vec(-2i16..50, 1..40),
+        ) {
+            check(Rules::tictactoe(), &script)?;
+            check(Rules::mnk(7, 6, 4).unwrap(), &script)?;
+        }
+    }
+
+    #[test]
+    fn hash_matches_the_board() {
+        let mut board = Board::new(Rules::caro_default());
+        for (x, y) in [(7, 7), (8, 8), (6, 8), (9, 9)] {
+            board.play(Move::new(x, y));
+        }
+        let pos = Position::new(&board);
+        assert_eq!(pos.hash(), board.hash());
+    }
+}
