@@ -501,7 +501,7 @@ impl Brain {
         });
         let best = result
             .map(|r| r.best)
-            .filter(|mv| board.check(mv.x as i64, mv.y as i64).is_ok())
+            .filter(|mv| board.check(mv.x as i64, mv.y as i64).is_ok() && !self.marked.contains(mv))
             .or_else(|| fallback_move(board, &self.marked));
         match best {
             Some(mv) => {
