@@ -4,6 +4,9 @@
 // engine games on 15x15, two freestyle and two Vietnamese caro (rule 9) positions, from 10 to 52
 // stones. Changing this list changes every bench node count: do it in a commit of its own.
 
+/// Depth of the fixed-depth node count (`pbrain-caro bench`, the `bench_set` benchmark).
+pub const BENCH_DEPTH: u8 = 8;
+
 /// The bench positions, one `.pos` line each.
 pub const BENCH_POSITIONS: &str = "\
 match_rapfi_vs_pela_500ms-g0-s10 | 0 | black | h8 i10 i11 j10 k9 | g9 h12 i8 k11 l8 | j9 | MATE; +M13
@@ -22,4 +25,12 @@ pub fn bench_boards() -> Vec<(String, caro_engine::Board)> {
             (p.id, board)
         })
         .collect()
+}
+
+/// The game and ply part of a position id (`g0-s10` of `match_x_vs_y_500ms-g0-s10`), enough to
+/// tell the bench positions apart in tables and benchmark names.
+pub fn short_id(id: &str) -> &str {
+    id.rsplit_once('_')
+        .and_then(|(_, tail)| tail.split_once('-'))
+        .map_or(id, |(_, rest)| rest)
 }

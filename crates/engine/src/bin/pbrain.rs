@@ -37,8 +37,6 @@ const DEFAULT_TT_MB: usize = 64;
 /// more than 30 more moves for one side, and a fraction of the remaining time per move leaves
 /// a reserve for long games.
 const MOVES_TO_GO: u64 = 20;
-/// Depth of `pbrain-caro bench` when none is given.
-const DEFAULT_BENCH_DEPTH: u8 = 8;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -51,7 +49,7 @@ fn main() {
         }
         Some("bench") => {
             let depth = match args.get(1).map(|d| d.parse::<u8>()) {
-                None => DEFAULT_BENCH_DEPTH,
+                None => BENCH_DEPTH,
                 Some(Ok(d)) if d > 0 => d,
                 Some(_) => usage(),
             };
@@ -64,7 +62,7 @@ fn main() {
 fn usage() -> ! {
     eprintln!(
         "usage: pbrain-caro          speak the Gomocup protocol on stdin/stdout\n       \
-         pbrain-caro bench [depth] search the bench positions to depth (default {DEFAULT_BENCH_DEPTH})"
+         pbrain-caro bench [depth] search the bench positions to depth (default {BENCH_DEPTH})"
     );
     std::process::exit(2);
 }
@@ -81,6 +79,7 @@ fn bench(depth: u8) {
         let (nodes, best, score) = r.map_or((0, String::from("-"), 0), |r| {
             (r.nodes, r.best.to_string(), r.score)
         });
+        let id = short_id(&id);
         println!(
             "{id}: depth {depth} best {best} score {score} nodes {nodes} time {} ms",
             t.elapsed().as_millis()
