@@ -7,7 +7,9 @@
 //!     target/release/pbrain-caro [ms_per_move] [-v] [file.pos ...]
 //! ```
 //! Defaults: 100 ms per move, every file in `crates/engine/tests/data/positions/`. `-v` prints
-//! each wrong answer. Any protocol-2 engine works, not only ours.
+//! each wrong answer. Any protocol-2 engine works, not only ours; the engine argument is split on
+//! spaces into a program and its arguments, so `"target/release/pbrain-caro classic 4"` measures
+//! the seed baseline.
 //!
 //! Per position the engine gets `INFO timeout_turn`, `INFO timeout_match 0`, `INFO rule`,
 //! `START 15` and the stones in a `BOARD` block (the side to move's stones as field 1). Scoring
@@ -183,8 +185,12 @@ struct Engine {
 }
 
 impl Engine {
-    fn spawn(path: &str) -> Engine {
+    /// Starts `command`: a program path, then its arguments, separated by spaces.
+    fn spawn(command: &str) -> Engine {
+        let mut words = command.split_whitespace();
+        let path = words.next().expect("an engine command");
         let mut child = Command::new(path)
+            .args(words)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

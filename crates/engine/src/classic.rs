@@ -39,6 +39,9 @@ pub const THREE: Score = 300;
 /// The seed's value of a window with `k - 1` own stones and no opponent stone.
 pub const FOUR: Score = 600;
 
+/// Depth of the quick pass that gives [`search`] a move if it is stopped.
+pub const FALLBACK_DEPTH: u8 = 2;
+
 /// Larger than any score, for the initial alpha-beta window.
 const INF: Score = WIN + 1;
 
@@ -46,9 +49,12 @@ const INF: Score = WIN + 1;
 const STOP_CHECK: u64 = 1024;
 
 /// Searches `board` like the seed project did, to `depth` plies (at least 1). Reports one
-/// [`SearchInfo`] at the end. If `stop` is raised the search returns at once with the best root
-/// move fully searched so far (the first candidate if none was). `None` only when the game is
-/// over.
+/// [`SearchInfo`] at the end. `None` only when the game is over.
+///
+/// If `stop` is raised the search returns at once. So that it still has a sound move then, a
+/// depth-[`FALLBACK_DEPTH`] pass runs first (it sees a five to make or to stop) and its move is
+/// played when the full-depth pass is cut short: the only iterative deepening the seed needed,
+/// and all the classic search does.
 pub fn search(
     board: &Board,
     depth: u8,
@@ -62,38 +68,31 @@ pub fn search(
     let depth = depth.max(1);
     let mut s = Searcher::new(board, Some(stop));
     let moves = s.candidates();
-    let mut best = *moves.first()?;
-    let mut best_score = -INF;
-    s.nodes += 1;
-    for mv in moves {
-        s.play(mv);
-        let score = -s.alphabeta(depth - 1, -INF, -best_score, 1);
-        s.undo();
-        if s.stopped {
+    let first = *moves.first()?;
+    let mut done = (first, 0, 0);
+    for d in [depth.min(FALLBACK_DEPTH), depth] {
+        match s.root(&moves, d) {
+            Some((best, score)) => done = (best, score, d),
+            None => break,
+        }
+        if d == depth {
             break;
         }
-        if score > best_score {
-            best_score = score;
-            best = mv;
-        }
     }
-    if best_score == -INF {
-        // Stopped before the first move finished: we know nothing about it.
-        best_score = 0;
-    }
+    let (best, score, reached) = done;
     let elapsed = start.elapsed();
     let nps = (s.nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64;
     let result = SearchResult {
         best,
-        score: best_score,
-        depth,
+        score,
+        depth: reached,
         nodes: s.nodes,
         pv: vec![best],
         elapsed,
     };
     info(&SearchInfo {
-        depth,
-        score: best_score,
+        depth: reached,
+        score,
         nodes: s.nodes,
         nps,
         elapsed,
@@ -195,6 +194,26 @@ impl<'a> Searcher<'a> {
         let mv = self.board.undo().expect("a move to undo");
         self.mark(mv, -1);
         self.eval_x -= self.deltas.pop().expect("a delta per move");
+    }
+
+    /// Alpha-beta over the root `moves` to `depth`: the best move and its score, `None` if
+    /// stopped before the end.
+    fn root(&mut self, moves: &[Move], depth: u8) -> Option<(Move, Score)> {
+        let (mut best, mut best_score) = (moves[0], -INF);
+        self.nodes += 1;
+        for &mv in moves {
+            self.play(mv);
+            let score = -self.alphabeta(depth - 1, -INF, -best_score, 1);
+            self.undo();
+            if self.stopped {
+                return None;
+            }
+            if score > best_score {
+                best_score = score;
+                best = mv;
+            }
+        }
+        Some((best, best_score))
     }
 
     /// Counts the node and reads the stop flag every [`STOP_CHECK`] nodes.
@@ -375,9 +394,9 @@ mod tests {
 
     #[test]
     fn takes_an_immediate_five() {
-        // X: four in a row on row 7 (open at 3,7 and 8,7); O has a four of its own on row 9.
-        let x = stones(&[(4, 7), (5, 7), (6, 7), (7, 7), (10, 2)]);
-        let o = stones(&[(4, 9), (5, 9), (6, 9), (7, 9), (0, 0)]);
+        // X: four in a row on row 7 (open at 3,7 and 8,7); O has an open four of its own on row 9.
+        let x = stones(&[(4, 7), (5, 7), (6, 7), (7, 7), (6, 5)]);
+        let o = stones(&[(4, 9), (5, 9), (6, 9), (7, 9), (5, 5)]);
         let board = Board::set_up(caro15(), &x, &o).unwrap();
         let r = classic(&board, 4);
         assert!(
@@ -401,7 +420,7 @@ mod tests {
     fn blocks_a_split_four() {
         // X: XX.XX on row 7; the gap is the only defence.
         let x = stones(&[(4, 7), (5, 7), (7, 7), (8, 7)]);
-        let o = stones(&[(3, 3), (12, 12), (12, 2)]);
+        let o = stones(&[(6, 6), (6, 8), (9, 9)]);
         let board = Board::set_up(caro15(), &x, &o).unwrap();
         assert_eq!(classic(&board, 4).best, Move::new(6, 7));
     }
@@ -417,7 +436,29 @@ mod tests {
         let stop = AtomicBool::new(true);
         let r = search(&board, 8, &stop, &mut |_| {}).unwrap();
         assert!(r.nodes <= 2 * STOP_CHECK, "{} nodes", r.nodes);
+        assert!(r.depth <= FALLBACK_DEPTH);
         assert!(board.check(r.best.x as i64, r.best.y as i64).is_ok());
+    }
+
+    #[test]
+    fn a_stopped_search_still_takes_a_five() {
+        // Depth 6 cannot finish in 50 ms; the depth-2 pass has found the five by then.
+        let x = stones(&[(4, 7), (5, 7), (6, 7), (7, 7), (10, 2)]);
+        let o = stones(&[(4, 9), (5, 9), (6, 9), (7, 9), (0, 0)]);
+        let board = Board::set_up(caro15(), &x, &o).unwrap();
+        let stop = AtomicBool::new(false);
+        let r = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                stop.store(true, Ordering::Relaxed);
+            });
+            search(&board, 6, &stop, &mut |_| {}).unwrap()
+        });
+        assert_eq!(r.depth, FALLBACK_DEPTH);
+        assert!(
+            [Move::new(3, 7), Move::new(8, 7)].contains(&r.best),
+            "{r:?}"
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use caro_engine::classic;
 use caro_engine::rules::{MAX_SIZE, MIN_CARO_SIZE};
 use caro_engine::search::{is_mate, Engine, Limits, SearchInfo, WIN};
 use caro_engine::{Board, Cell, Move, Rule, Rules, Status};
@@ -38,14 +39,20 @@ const DEFAULT_TT_MB: usize = 64;
 /// a reserve for long games.
 const MOVES_TO_GO: u64 = 20;
 
+/// Depth of `pbrain-caro classic` when none is given: the `classic` bot level's.
+const CLASSIC_DEPTH: u8 = 4;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        None => {
-            let stdin = io::stdin();
-            let stdout = io::stdout();
-            let mut brain = Brain::new();
-            brain.run(&mut stdin.lock(), &mut stdout.lock());
+        None => serve(None),
+        Some("classic") => {
+            let depth = match args.get(1).map(|d| d.parse::<u8>()) {
+                None => CLASSIC_DEPTH,
+                Some(Ok(d)) if d > 0 => d,
+                Some(_) => usage(),
+            };
+            serve(Some(depth));
         }
         Some("bench") => {
             let depth = match args.get(1).map(|d| d.parse::<u8>()) {
@@ -59,10 +66,21 @@ fn main() {
     }
 }
 
+/// Speaks the protocol on stdin/stdout with our engine, or with the classic baseline to
+/// `classic_depth`.
+fn serve(classic_depth: Option<u8>) {
+    let stdin = io::stdin();
+    let stdout = io::stdout();
+    let mut brain = Brain::new();
+    brain.classic_depth = classic_depth;
+    brain.run(&mut stdin.lock(), &mut stdout.lock());
+}
+
 fn usage() -> ! {
     eprintln!(
-        "usage: pbrain-caro          speak the Gomocup protocol on stdin/stdout\n       \
-         pbrain-caro bench [depth] search the bench positions to depth (default {BENCH_DEPTH})"
+        "usage: pbrain-caro                 speak the Gomocup protocol on stdin/stdout\n       \
+         pbrain-caro classic [depth]   the same with the seed's classic engine (depth {CLASSIC_DEPTH})\n       \
+         pbrain-caro bench [depth]     search the bench positions to depth (default {BENCH_DEPTH})"
     );
     std::process::exit(2);
 }
@@ -161,6 +179,9 @@ struct Brain {
     clock: Clock,
     tt_mb: usize,
     engine: Engine,
+    /// `Some(depth)`: play with the seed's [`classic`] search to that depth (stopped only by the
+    /// watchdog) instead of the engine, to measure the baseline through the same protocol.
+    classic_depth: Option<u8>,
     /// Cells marked `3` in the last `BOARD` (the winning line of a previous game in continuous
     /// mode): not stones of either side, but we do not answer on them.
     marked: Vec<Move>,
@@ -174,6 +195,7 @@ impl Brain {
             clock: Clock::default(),
             tt_mb: DEFAULT_TT_MB,
             engine: Engine::new(DEFAULT_TT_MB),
+            classic_depth: None,
             marked: Vec::new(),
         }
     }
@@ -483,6 +505,7 @@ impl Brain {
         };
         let stop = AtomicBool::new(false);
         let engine = &mut self.engine;
+        let classic_depth = self.classic_depth;
         let result = std::thread::scope(|scope| {
             let (done, watch) = mpsc::channel::<()>();
             let stop = &stop;
@@ -492,9 +515,11 @@ impl Brain {
                     stop.store(true, Ordering::Relaxed);
                 }
             });
-            let result = engine.search(&*board, &limits, stop, &mut |info| {
-                send(out, &format!("MESSAGE {}", describe(info)));
-            });
+            let mut report = |info: &SearchInfo| send(out, &format!("MESSAGE {}", describe(info)));
+            let result = match classic_depth {
+                Some(depth) => classic::search(board, depth, stop, &mut report),
+                None => engine.search(board, &limits, stop, &mut report),
+            };
             drop(done);
             result
         });
