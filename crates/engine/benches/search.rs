@@ -33,6 +33,51 @@ fn search(engine: &mut Engine, board: &Board, depth: u8) -> u64 {
         .map_or(0, |r| r.nodes)
 }
 
+/// Whether the command line's filter (criterion's positional argument) selects `id`. Node
+/// counts for the throughput are computed only for benchmarks that will run: with a real search
+/// a depth-10 count costs as much as a sample, and a filtered smoke run should not pay for all
+/// of them. Substrings and `a|b` alternatives only; a fancier regex still runs the benchmark,
+/// just without the throughput line.
+fn selected(id: &str) -> bool {
+    // Criterion options that take a value: that value is not a filter.
+    const WITH_VALUE: [&str; 12] = [
+        "--save-baseline",
+        "--baseline",
+        "--baseline-lenient",
+        "--load-baseline",
+        "--sample-size",
+        "--warm-up-time",
+        "--measurement-time",
+        "--nresamples",
+        "--noise-threshold",
+        "--confidence-level",
+        "--significance-level",
+        "--profile-time",
+    ];
+    let mut filters = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if WITH_VALUE.contains(&arg.as_str()) {
+            args.next();
+        } else if !arg.starts_with('-') {
+            filters.push(arg);
+        }
+    }
+    filters.is_empty()
+        || filters
+            .iter()
+            .any(|f| f.split('|').any(|alt| id.contains(alt)))
+}
+
+/// The throughput of a benchmark that searches `nodes` nodes, if it will run.
+fn nodes_throughput(id: &str, nodes: impl FnOnce() -> u64) -> Option<Throughput> {
+    selected(id).then(|| {
+        let nodes = nodes();
+        eprintln!("{id}: {nodes} nodes");
+        Throughput::Elements(nodes.max(1))
+    })
+}
+
 /// Time to depth 6, 8 and 10 on each position, from an empty table each time (the table is
 /// allocated outside the timing).
 fn time_to_depth(c: &mut Criterion) {
@@ -40,9 +85,12 @@ fn time_to_depth(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("depth/{depth}"));
         for (id, board) in bench_boards() {
             let id = short_id(&id).to_string();
-            let nodes = search(&mut Engine::new(TT_MB), &board, depth);
-            eprintln!("depth/{depth}/{id}: {nodes} nodes");
-            group.throughput(Throughput::Elements(nodes.max(1)));
+            let full_id = format!("depth/{depth}/{id}");
+            if let Some(t) =
+                nodes_throughput(&full_id, || search(&mut Engine::new(TT_MB), &board, depth))
+            {
+                group.throughput(t);
+            }
             group.bench_with_input(BenchmarkId::from_parameter(&id), &board, |b, board| {
                 b.iter_batched_ref(
                     || Engine::new(TT_MB),
@@ -58,10 +106,11 @@ fn time_to_depth(c: &mut Criterion) {
 /// Solving tic-tac-toe: a full-depth search of the empty 3x3 board (a draw).
 fn tictactoe(c: &mut Criterion) {
     let board = Board::new(Rules::tictactoe());
-    let nodes = search(&mut Engine::new(1), &board, 9);
-    eprintln!("tictactoe/solve: {nodes} nodes");
     let mut group = c.benchmark_group("tictactoe");
-    group.throughput(Throughput::Elements(nodes.max(1)));
+    if let Some(t) = nodes_throughput("tictactoe/solve", || search(&mut Engine::new(1), &board, 9))
+    {
+        group.throughput(t);
+    }
     group.bench_function("solve", |b| {
         b.iter_batched_ref(
             || Engine::new(1),
@@ -81,11 +130,12 @@ fn bench_set(c: &mut Criterion) {
             .map(|(_, board)| search(&mut Engine::new(TT_MB), board, BENCH_DEPTH))
             .sum()
     };
-    let nodes = run();
-    eprintln!("bench_set/depth {BENCH_DEPTH}: {nodes} nodes");
+    let name = format!("depth{BENCH_DEPTH}");
     let mut group = c.benchmark_group("bench_set");
-    group.throughput(Throughput::Elements(nodes.max(1)));
-    group.bench_function(format!("depth{BENCH_DEPTH}"), |b| b.iter(run));
+    if let Some(t) = nodes_throughput(&format!("bench_set/{name}"), run) {
+        group.throughput(t);
+    }
+    group.bench_function(name, |b| b.iter(run));
     group.finish();
 }
 
@@ -94,13 +144,15 @@ fn classic_baseline(c: &mut Criterion) {
     let mut group = c.benchmark_group("classic/depth3");
     let stop = AtomicBool::new(false);
     for (id, board) in bench_boards() {
-        let nodes = classic::alphabeta_nodes(&board, 3);
-        group.throughput(Throughput::Elements(nodes));
-        group.bench_with_input(
-            BenchmarkId::from_parameter(short_id(&id)),
-            &board,
-            |b, board| b.iter(|| classic::search(board, 3, &stop, &mut |_| {})),
-        );
+        let id = short_id(&id);
+        if let Some(t) = nodes_throughput(&format!("classic/depth3/{id}"), || {
+            classic::alphabeta_nodes(&board, 3)
+        }) {
+            group.throughput(t);
+        }
+        group.bench_with_input(BenchmarkId::from_parameter(id), &board, |b, board| {
+            b.iter(|| classic::search(board, 3, &stop, &mut |_| {}))
+        });
     }
     group.finish();
 }
