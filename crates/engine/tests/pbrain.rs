@@ -60,6 +60,12 @@ impl Brain {
         stdin.flush().unwrap();
     }
 
+    fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
     /// The next line that is not a `MESSAGE` or `DEBUG` report.
     fn reply(&mut self) -> String {
         let deadline = Instant::now() + REPLY_TIMEOUT;
@@ -214,6 +220,10 @@ fn a_scripted_session() {
     brain.expect_prefix("TURN seven,eight", "ERROR");
     brain.expect_prefix("HELLO", "UNKNOWN");
     brain.expect_prefix("\u{1b}[A garbage \u{0}", "UNKNOWN");
+    brain.send_bytes(b"\xff\xfe TURN 1,1\r\n");
+    assert!(brain.reply().starts_with("UNKNOWN"), "not UTF-8");
+    brain.send_bytes(b"TURN 1,\xff\r\n");
+    assert!(brain.reply().starts_with("ERROR"), "not UTF-8");
 
     // TAKEBACK our last move, then the opponent's; a cell without a stone is an error.
     brain.expect(&format!("TAKEBACK {},{}", second.0, second.1), "OK");

@@ -158,7 +158,7 @@ impl Clock {
         let soft = soft.max(1);
         // The search checks its clock between iterations and every few thousand nodes; the
         // watchdog is for a search that does not (or overruns): halfway into the margin.
-        let hard = soft + (margin(self.timeout_turn.max(soft)) / 2).min(100);
+        let hard = soft + (margin(soft) / 2).min(100);
         (Duration::from_millis(soft), Duration::from_millis(hard))
     }
 }
@@ -202,13 +202,7 @@ impl Brain {
 
     /// Reads and answers commands until `END` or the end of input.
     fn run(&mut self, input: &mut impl BufRead, out: &mut impl Write) {
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match input.read_line(&mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
+        while let Some(line) = read_line(input) {
             if self.handle(line.trim(), input, out) == Flow::Quit {
                 return;
             }
@@ -369,13 +363,9 @@ impl Brain {
     fn board_command(&mut self, input: &mut impl BufRead, out: &mut impl Write) -> Option<String> {
         let (mut own, mut theirs, mut marked) = (Vec::new(), Vec::new(), Vec::new());
         let mut error = None;
-        let mut line = String::new();
         loop {
-            line.clear();
-            match input.read_line(&mut line) {
-                Ok(0) | Err(_) => return None, // the manager went away mid-command
-                Ok(_) => {}
-            }
+            // None: the manager went away mid-command.
+            let line = read_line(input)?;
             let l = line.trim();
             if l.eq_ignore_ascii_case("DONE") {
                 break;
@@ -577,6 +567,16 @@ fn legal(board: &Board, x: u64, y: u64) -> Result<Move, String> {
     board
         .check(coord(x), coord(y))
         .map_err(|e| format!("ERROR illegal move {x},{y}: {e}"))
+}
+
+/// The next input line, `None` at the end of input. Bytes that are not UTF-8 are replaced
+/// rather than fatal: garbage gets an error reply, not a dead engine.
+fn read_line(input: &mut impl BufRead) -> Option<String> {
+    let mut bytes = Vec::new();
+    match input.read_until(b'\n', &mut bytes) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+    }
 }
 
 /// `x,y` as two numbers.
