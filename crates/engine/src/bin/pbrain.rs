@@ -1,0 +1,658 @@
+//! `pbrain-caro`: the caro-arena engine behind the Gomocup "new protocol" (protocol 2, the pipe
+//! protocol of the Piskvork manager: <https://plastovicka.github.io/protocl2en.htm>), so that it
+//! can play in Piskvork, c-gomoku-cli or a Gomocup tournament, and a `bench` mode that searches
+//! fixed positions to a fixed depth and prints the node count (a regression signal).
+//!
+//! One thread reads commands and answers them; while the engine thinks, a watchdog thread
+//! raises the stop flag at the hard deadline, so a search that overruns its budget still
+//! answers in time. Standard library only. `docs/pbrain.md` documents every command.
+//!
+//! This binary must never write anything to stdout but protocol lines: the manager parses them.
+
+use std::io::{self, BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use caro_engine::classic;
+use caro_engine::rules::{MAX_SIZE, MIN_CARO_SIZE};
+use caro_engine::search::{is_mate, Engine, Limits, SearchInfo, WIN};
+use caro_engine::{Board, Cell, Move, Rule, Rules, Status};
+
+include!("../../benches/common/positions.rs");
+
+/// What `ABOUT` answers (the protocol's `key="value"` list).
+const ABOUT: &str = concat!(
+    "name=\"pbrain-caro\", version=\"",
+    env!("CARGO_PKG_VERSION"),
+    "\", author=\"caro-arena\", country=\"Vietnam\", www=\"https://github.com/caro-arena/caro-arena\""
+);
+
+/// The turn time when the manager sends none (Piskvork always sends `timeout_turn`).
+const DEFAULT_TURN_MS: u64 = 5_000;
+/// The budget when `timeout_turn` is 0, which the protocol defines as "play as fast as possible".
+const FASTEST_MS: u64 = 10;
+/// Transposition table size when the manager sets no memory limit.
+const DEFAULT_TT_MB: usize = 64;
+/// Moves we expect still to play, for sharing out the match clock: Gomocup games rarely last
+/// more than 30 more moves for one side, and a fraction of the remaining time per move leaves
+/// a reserve for long games.
+const MOVES_TO_GO: u64 = 20;
+
+/// Depth of `pbrain-caro classic` when none is given: the `classic` bot level's.
+const CLASSIC_DEPTH: u8 = 4;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        None => serve(None),
+        Some("classic") => {
+            let depth = match args.get(1).map(|d| d.parse::<u8>()) {
+                None => CLASSIC_DEPTH,
+                Some(Ok(d)) if d > 0 => d,
+                Some(_) => usage(),
+            };
+            serve(Some(depth));
+        }
+        Some("bench") => {
+            let depth = match args.get(1).map(|d| d.parse::<u8>()) {
+                None => BENCH_DEPTH,
+                Some(Ok(d)) if d > 0 => d,
+                Some(_) => usage(),
+            };
+            bench(depth);
+        }
+        Some(_) => usage(),
+    }
+}
+
+/// Speaks the protocol on stdin/stdout with our engine, or with the classic baseline to
+/// `classic_depth`.
+fn serve(classic_depth: Option<u8>) {
+    let stdin = io::stdin();
+    let stdout = io::stdout();
+    let mut brain = Brain::new();
+    brain.classic_depth = classic_depth;
+    brain.run(&mut stdin.lock(), &mut stdout.lock());
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: pbrain-caro                 speak the Gomocup protocol on stdin/stdout\n       \
+         pbrain-caro classic [depth]   the same with the seed's classic engine (depth {CLASSIC_DEPTH})\n       \
+         pbrain-caro bench [depth]     search the bench positions to depth (default {BENCH_DEPTH})"
+    );
+    std::process::exit(2);
+}
+
+/// Searches the fixed bench positions to `depth`, each with a fresh engine so the count does
+/// not depend on the order, and prints per-position and total nodes (Stockfish's `bench`).
+fn bench(depth: u8) {
+    let stop = AtomicBool::new(false);
+    let (mut total_nodes, start) = (0u64, Instant::now());
+    for (id, board) in bench_boards() {
+        let mut engine = Engine::new(16);
+        let t = Instant::now();
+        let r = engine.search(&board, &Limits::depth(depth), &stop, &mut |_| {});
+        let (nodes, best, score) = r.map_or((0, String::from("-"), 0), |r| {
+            (r.nodes, r.best.to_string(), r.score)
+        });
+        let id = short_id(&id);
+        println!(
+            "{id}: depth {depth} best {best} score {score} nodes {nodes} time {} ms",
+            t.elapsed().as_millis()
+        );
+        total_nodes += nodes;
+    }
+    let elapsed = start.elapsed();
+    println!("===========================");
+    println!("Total time (ms) : {}", elapsed.as_millis());
+    println!("Nodes searched  : {total_nodes}");
+    println!(
+        "Nodes/second    : {}",
+        (total_nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64
+    );
+}
+
+/// What the manager told us about time and memory (`INFO`); all times in milliseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Clock {
+    /// Time for one move; 0 means "as fast as possible".
+    timeout_turn: u64,
+    /// Time for the whole match; 0 means no limit.
+    timeout_match: u64,
+    /// What remains of the match time, if the manager said.
+    time_left: Option<u64>,
+}
+
+impl Default for Clock {
+    fn default() -> Clock {
+        Clock {
+            timeout_turn: DEFAULT_TURN_MS,
+            timeout_match: 0,
+            time_left: None,
+        }
+    }
+}
+
+impl Clock {
+    /// The soft budget for the next move (handed to the search in [`Limits::time`]) and the
+    /// hard deadline after which the watchdog stops it.
+    ///
+    /// The manager counts its own overhead (process switching, pipes) against us, so we keep a
+    /// margin: a tenth of the turn time, at least 30 ms, from the turn limit; from the match
+    /// clock we spend `time_left / MOVES_TO_GO`, never more than what is left less the margin.
+    fn budget(&self) -> (Duration, Duration) {
+        let margin = |t: u64| (t / 10).max(30);
+        let mut soft = if self.timeout_turn == 0 {
+            FASTEST_MS
+        } else {
+            self.timeout_turn.saturating_sub(margin(self.timeout_turn))
+        };
+        if self.timeout_match > 0 {
+            if let Some(left) = self.time_left {
+                let share = left / MOVES_TO_GO;
+                soft = soft.min(share).min(left.saturating_sub(margin(left)));
+            }
+        }
+        let soft = soft.max(1);
+        // The search checks its clock between iterations and every few thousand nodes; the
+        // watchdog is for a search that does not (or overruns): halfway into the margin.
+        let hard = soft + (margin(soft) / 2).min(100);
+        (Duration::from_millis(soft), Duration::from_millis(hard))
+    }
+}
+
+/// Whether the command loop goes on.
+#[derive(Debug, PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Quit,
+}
+
+/// The protocol state: the game, the clock, the engine.
+struct Brain {
+    /// The game after `START`; `None` before.
+    board: Option<Board>,
+    /// Rule variant from `INFO rule` (Gomocup's default is freestyle, rule 0).
+    rule: Rule,
+    clock: Clock,
+    tt_mb: usize,
+    engine: Engine,
+    /// `Some(depth)`: play with the seed's [`classic`] search to that depth (stopped only by the
+    /// watchdog) instead of the engine, to measure the baseline through the same protocol.
+    classic_depth: Option<u8>,
+    /// Cells marked `3` in the last `BOARD` (the winning line of a previous game in continuous
+    /// mode): not stones of either side, but we do not answer on them.
+    marked: Vec<Move>,
+}
+
+impl Brain {
+    fn new() -> Brain {
+        Brain {
+            board: None,
+            rule: Rule::Freestyle,
+            clock: Clock::default(),
+            tt_mb: DEFAULT_TT_MB,
+            engine: Engine::new(DEFAULT_TT_MB),
+            classic_depth: None,
+            marked: Vec::new(),
+        }
+    }
+
+    /// Reads and answers commands until `END` or the end of input.
+    fn run(&mut self, input: &mut impl BufRead, out: &mut impl Write) {
+        while let Some(line) = read_line(input) {
+            if self.handle(line.trim(), input, out) == Flow::Quit {
+                return;
+            }
+        }
+    }
+
+    /// Answers one command line (reading more lines for `BOARD`).
+    fn handle(&mut self, line: &str, input: &mut impl BufRead, out: &mut impl Write) -> Flow {
+        // The manager ignores empty lines and so do we.
+        if line.is_empty() {
+            return Flow::Continue;
+        }
+        let (command, args) = match line.split_once(char::is_whitespace) {
+            Some((c, a)) => (c, a.trim()),
+            None => (line, ""),
+        };
+        let reply = match command.to_ascii_uppercase().as_str() {
+            "START" => self.start_command(args),
+            "RECTSTART" => self.rectstart_command(args),
+            "RESTART" => self.restart_command(),
+            "INFO" => self.info_command(args),
+            "BEGIN" => self.begin_command(out),
+            "TURN" => self.turn_command(args, out),
+            "BOARD" => self.board_command(input, out),
+            "TAKEBACK" => self.takeback_command(args),
+            "PLAY" => self.play_command(args),
+            "ABOUT" => Some(ABOUT.to_string()),
+            "END" => return Flow::Quit,
+            // Protocol 2: "UNKNOWN [message]" for a command the brain does not know.
+            _ => Some(format!("UNKNOWN command {command:?}")),
+        };
+        if let Some(reply) = reply {
+            send(out, &reply);
+        }
+        Flow::Continue
+    }
+
+    /// A new game on a `width` x `height` board.
+    fn new_game(&mut self, width: u64, height: u64) -> String {
+        let size = |n: u64| u8::try_from(n).unwrap_or(u8::MAX);
+        match Rules::caro(size(width), size(height), self.rule) {
+            Ok(rules) => {
+                self.board = Some(Board::new(rules));
+                self.marked.clear();
+                self.engine.clear();
+                "OK".to_string()
+            }
+            Err(_) => {
+                // No game until a START we accept: better than playing on the old board.
+                self.board = None;
+                format!(
+                "ERROR unsupported size {width}x{height} (boards from {MIN_CARO_SIZE} to {MAX_SIZE})"
+            )
+            }
+        }
+    }
+
+    fn start_command(&mut self, args: &str) -> Option<String> {
+        Some(match args.parse::<u64>() {
+            Ok(n) => self.new_game(n, n),
+            Err(_) => format!("ERROR START expects a board size, got {args:?}"),
+        })
+    }
+
+    fn rectstart_command(&mut self, args: &str) -> Option<String> {
+        Some(match parse_pair(args) {
+            Some((w, h)) => self.new_game(w, h),
+            None => format!("ERROR RECTSTART expects width,height, got {args:?}"),
+        })
+    }
+
+    fn restart_command(&mut self) -> Option<String> {
+        Some(match &self.board {
+            Some(board) => {
+                let rules = *board.rules();
+                self.board = Some(Board::new(rules));
+                self.marked.clear();
+                self.engine.clear();
+                "OK".to_string()
+            }
+            None => no_game(),
+        })
+    }
+
+    /// `INFO key value`: no answer unless the value is something we cannot play (then `ERROR`).
+    /// Unknown keys are ignored, as the protocol asks ("the brain should ignore [...] unknown
+    /// keys").
+    fn info_command(&mut self, args: &str) -> Option<String> {
+        let (key, value) = args.split_once(char::is_whitespace)?;
+        let (key, value) = (key.to_ascii_lowercase(), value.trim());
+        let number = || value.parse::<u64>().ok();
+        match key.as_str() {
+            "timeout_turn" => self.clock.timeout_turn = number()?,
+            "timeout_match" => self.clock.timeout_match = number()?,
+            "time_left" => self.clock.time_left = Some(number()?),
+            "max_memory" => {
+                // Bytes, 0 = no limit. Half of it for the table leaves room for the rest.
+                let bytes = number()?;
+                let mb = if bytes == 0 {
+                    DEFAULT_TT_MB
+                } else {
+                    ((bytes / 2) >> 20).clamp(1, DEFAULT_TT_MB as u64) as usize
+                };
+                if mb != self.tt_mb {
+                    self.tt_mb = mb;
+                    self.engine = Engine::new(mb);
+                }
+            }
+            "rule" => {
+                let Some(code) = number().and_then(|n| u32::try_from(n).ok()) else {
+                    return Some(format!("ERROR bad rule {value:?}"));
+                };
+                let Some(rule) = Rule::from_gomocup(code) else {
+                    return Some(format!(
+                        "ERROR unsupported rule {code}: renju is not supported (0, 1, 8, 9 are)"
+                    ));
+                };
+                self.rule = rule;
+                // Replay the game so far under the new rule (managers normally send the rule
+                // before the first move).
+                if let Some(board) = &self.board {
+                    let rules = Rules::caro(board.width(), board.height(), rule)
+                        .expect("the size was accepted before");
+                    let replayed = Board::from_moves(rules, board.moves())
+                        .unwrap_or_else(|_| Board::new(rules));
+                    self.board = Some(replayed);
+                }
+            }
+            // game_type, folder, evaluate and anything newer: accepted and ignored.
+            _ => {}
+        }
+        None
+    }
+
+    fn begin_command(&mut self, out: &mut impl Write) -> Option<String> {
+        if self.board.is_none() {
+            return Some(no_game());
+        }
+        Some(self.think_and_play(out))
+    }
+
+    fn turn_command(&mut self, args: &str, out: &mut impl Write) -> Option<String> {
+        let Some(board) = self.board.as_mut() else {
+            return Some(no_game());
+        };
+        let Some((x, y)) = parse_pair(args) else {
+            return Some(format!("ERROR TURN expects x,y, got {args:?}"));
+        };
+        match legal(board, x, y) {
+            Ok(mv) => board.play_unchecked(mv),
+            Err(e) => return Some(e),
+        }
+        Some(self.think_and_play(out))
+    }
+
+    /// `BOARD`, then `x,y,field` lines up to `DONE`: a whole position (field 1 = our stone,
+    /// 2 = the opponent's, 3 = a winning-line mark in continuous mode), then our move.
+    fn board_command(&mut self, input: &mut impl BufRead, out: &mut impl Write) -> Option<String> {
+        let (mut own, mut theirs, mut marked) = (Vec::new(), Vec::new(), Vec::new());
+        let mut error = None;
+        loop {
+            // None: the manager went away mid-command.
+            let line = read_line(input)?;
+            let l = line.trim();
+            if l.eq_ignore_ascii_case("DONE") {
+                break;
+            }
+            if l.is_empty() {
+                continue;
+            }
+            let fields: Vec<Option<u8>> = l.split(',').map(|f| f.trim().parse().ok()).collect();
+            match fields[..] {
+                [Some(x), Some(y), Some(1)] => own.push(Move::new(x, y)),
+                [Some(x), Some(y), Some(2)] => theirs.push(Move::new(x, y)),
+                [Some(x), Some(y), Some(3)] => marked.push(Move::new(x, y)),
+                _ => error = error.or(Some(format!("ERROR bad BOARD line {l:?}"))),
+            }
+        }
+        let Some(board) = &self.board else {
+            return Some(no_game());
+        };
+        if let Some(e) = error {
+            return Some(e);
+        }
+        // We are to move, so we are X (black, who moves first) when the counts are equal.
+        let (x, o) = if own.len() == theirs.len() {
+            (&own, &theirs)
+        } else {
+            (&theirs, &own)
+        };
+        // With us to move, X has as many stones as O or one more; `set_up` checks the counts.
+        match Board::set_up(*board.rules(), x, o) {
+            Ok(b) => {
+                self.board = Some(b);
+                self.marked = marked;
+            }
+            Err(_) => {
+                return Some(format!(
+                    "ERROR impossible position: {} own and {} opponent stones with us to move",
+                    own.len(),
+                    theirs.len()
+                ))
+            }
+        }
+        Some(self.think_and_play(out))
+    }
+
+    /// `TAKEBACK x,y`: removes that stone (normally the last one played).
+    fn takeback_command(&mut self, args: &str) -> Option<String> {
+        let Some(board) = self.board.as_mut() else {
+            return Some(no_game());
+        };
+        let Some((x, y)) = parse_pair(args) else {
+            return Some(format!("ERROR TAKEBACK expects x,y, got {args:?}"));
+        };
+        let target = (x, y);
+        if board.last_move().map(|m| (m.x as u64, m.y as u64)) == Some(target) {
+            board.undo();
+            return Some("OK".to_string());
+        }
+        // Not the last move (after BOARD the order is unknown): rebuild without that stone.
+        let (mut xs, mut os) = (Vec::new(), Vec::new());
+        let mut found = false;
+        for (i, &m) in board.moves().iter().enumerate() {
+            if (m.x as u64, m.y as u64) == target {
+                found = true;
+            } else if i % 2 == 0 {
+                xs.push(m);
+            } else {
+                os.push(m);
+            }
+        }
+        if !found {
+            return Some(format!("ERROR no stone on {x},{y} to take back"));
+        }
+        match Board::set_up(*board.rules(), &xs, &os) {
+            Ok(b) => {
+                *board = b;
+                Some("OK".to_string())
+            }
+            Err(e) => Some(format!("ERROR cannot take back {x},{y}: {e}")),
+        }
+    }
+
+    /// `PLAY x,y` (Yixin board extension): the manager tells us which move to play; we play it
+    /// for our side and confirm it.
+    fn play_command(&mut self, args: &str) -> Option<String> {
+        let Some(board) = self.board.as_mut() else {
+            return Some(no_game());
+        };
+        let Some((x, y)) = parse_pair(args) else {
+            return Some(format!("ERROR PLAY expects x,y, got {args:?}"));
+        };
+        Some(match legal(board, x, y) {
+            Ok(mv) => {
+                board.play_unchecked(mv);
+                mv.to_string()
+            }
+            Err(e) => e,
+        })
+    }
+
+    /// Chooses our move within the clock, plays it on our board and returns the answer line.
+    fn think_and_play(&mut self, out: &mut impl Write) -> String {
+        let board = self.board.as_mut().expect("callers check for a game");
+        match board.status() {
+            Status::Ongoing => {}
+            Status::Draw => return "ERROR the board is full".to_string(),
+            Status::Won(winner) => {
+                // Only a continuous game (rule bit 2) or an analysis tool sends a position that
+                // already holds a five. We answer a legal move without searching: the empty
+                // cell nearest the centre. The board keeps the won position.
+                return match fallback_move(board, &self.marked) {
+                    Some(mv) => {
+                        send(
+                            out,
+                            &format!("MESSAGE the game is already won by {winner}; not searching"),
+                        );
+                        mv.to_string()
+                    }
+                    None => "ERROR the board is full".to_string(),
+                };
+            }
+        }
+        let (soft, hard) = self.clock.budget();
+        let limits = Limits {
+            max_depth: 64,
+            time: Some(soft),
+            nodes: None,
+        };
+        let stop = AtomicBool::new(false);
+        let engine = &mut self.engine;
+        let classic_depth = self.classic_depth;
+        let result = std::thread::scope(|scope| {
+            let (done, watch) = mpsc::channel::<()>();
+            let stop = &stop;
+            scope.spawn(move || {
+                // Woken early when the search returns (the sender is dropped).
+                if let Err(mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(hard) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            });
+            let mut report = |info: &SearchInfo| send(out, &format!("MESSAGE {}", describe(info)));
+            let result = match classic_depth {
+                Some(depth) => classic::search(board, depth, stop, &mut report),
+                None => engine.search(board, &limits, stop, &mut report),
+            };
+            drop(done);
+            result
+        });
+        let best = result
+            .map(|r| r.best)
+            .filter(|mv| board.check(mv.x as i64, mv.y as i64).is_ok() && !self.marked.contains(mv))
+            .or_else(|| fallback_move(board, &self.marked));
+        match best {
+            Some(mv) => {
+                board.play_unchecked(mv);
+                mv.to_string()
+            }
+            None => "ERROR no legal move".to_string(),
+        }
+    }
+}
+
+/// One progress line: depth, score (or mate distance), nodes, speed, time and principal
+/// variation, in the `key value` style most Gomocup engines print.
+fn describe(info: &SearchInfo) -> String {
+    let score = if is_mate(info.score) {
+        let plies = WIN - info.score.abs();
+        let sign = if info.score > 0 { "+" } else { "-" };
+        format!("{sign}M{plies}")
+    } else {
+        info.score.to_string()
+    };
+    let pv: Vec<String> = info.pv.iter().map(Move::to_string).collect();
+    format!(
+        "depth {} score {score} nodes {} nps {} time {} pv {}",
+        info.depth,
+        info.nodes,
+        info.nps,
+        info.elapsed.as_millis(),
+        pv.join(" ")
+    )
+}
+
+/// The empty, unmarked cell nearest the centre (row by row among equals); `None` when full.
+fn fallback_move(board: &Board, marked: &[Move]) -> Option<Move> {
+    let (cx, cy) = (board.width() as i64 / 2, board.height() as i64 / 2);
+    (0..board.height())
+        .flat_map(|y| (0..board.width()).map(move |x| Move::new(x, y)))
+        .filter(|m| board.get(m.x as i64, m.y as i64) == Cell::Empty)
+        .filter(|m| !marked.contains(m))
+        .min_by_key(|m| {
+            let (dx, dy) = (m.x as i64 - cx, m.y as i64 - cy);
+            dx * dx + dy * dy
+        })
+}
+
+/// The move (`x`, `y`) if it can be played now, else the `ERROR` line saying why.
+fn legal(board: &Board, x: u64, y: u64) -> Result<Move, String> {
+    let coord = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    board
+        .check(coord(x), coord(y))
+        .map_err(|e| format!("ERROR illegal move {x},{y}: {e}"))
+}
+
+/// The next input line, `None` at the end of input. Bytes that are not UTF-8 are replaced
+/// rather than fatal: garbage gets an error reply, not a dead engine.
+fn read_line(input: &mut impl BufRead) -> Option<String> {
+    let mut bytes = Vec::new();
+    match input.read_until(b'\n', &mut bytes) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+    }
+}
+
+/// `x,y` as two numbers.
+fn parse_pair(s: &str) -> Option<(u64, u64)> {
+    let (a, b) = s.split_once(',')?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+}
+
+fn no_game() -> String {
+    "ERROR no game: send START first".to_string()
+}
+
+/// Writes one line and flushes it: the manager waits for whole lines (protocol 2 warns about
+/// buffered output).
+fn send(out: &mut impl Write, line: &str) {
+    // A closed pipe means the manager is gone; the next read ends the loop.
+    let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(d: Duration) -> u64 {
+        d.as_millis() as u64
+    }
+
+    #[test]
+    fn turn_budget_keeps_a_margin() {
+        let clock = Clock {
+            timeout_turn: 5_000,
+            ..Clock::default()
+        };
+        let (soft, hard) = clock.budget();
+        assert_eq!(ms(soft), 4_500);
+        assert!(ms(hard) < 5_000 && ms(hard) > ms(soft));
+        let fast = Clock {
+            timeout_turn: 100,
+            ..Clock::default()
+        };
+        assert_eq!(ms(fast.budget().0), 70);
+        assert!(ms(fast.budget().1) < 100);
+    }
+
+    #[test]
+    fn match_clock_is_shared_over_the_moves_to_go() {
+        let clock = Clock {
+            timeout_turn: 30_000,
+            timeout_match: 180_000,
+            time_left: Some(60_000),
+        };
+        assert_eq!(ms(clock.budget().0), 60_000 / MOVES_TO_GO);
+        let nearly_out = Clock {
+            time_left: Some(20),
+            ..clock
+        };
+        assert_eq!(ms(nearly_out.budget().0), 1);
+    }
+
+    #[test]
+    fn zero_turn_time_means_fast() {
+        let clock = Clock {
+            timeout_turn: 0,
+            ..Clock::default()
+        };
+        assert_eq!(ms(clock.budget().0), FASTEST_MS);
+    }
+
+    #[test]
+    fn fallback_prefers_the_centre() {
+        let rules = Rules::caro(15, 15, Rule::Freestyle).unwrap();
+        let board = Board::from_moves(rules, &[Move::new(7, 7)]).unwrap();
+        assert_eq!(fallback_move(&board, &[]), Some(Move::new(7, 6)));
+        assert_eq!(
+            fallback_move(&board, &[Move::new(7, 6)]),
+            Some(Move::new(6, 7))
+        );
+    }
+}
