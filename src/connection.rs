@@ -142,6 +142,12 @@ impl Bucket {
     }
 }
 
+enum Admit {
+    Handle,
+    Refused,
+    Close,
+}
+
 struct Conn {
     server: Arc<Server>,
     client: ClientHandle,
@@ -243,8 +249,10 @@ impl Conn {
                             }
                         }
                         Some(Ok(Message::Binary(_))) => {
-                            if !self.admit(None) {
-                                return;
+                            match self.admit(None) {
+                                Admit::Handle => {}
+                                Admit::Refused => continue,
+                                Admit::Close => return,
                             }
                             self.error(
                                 ErrorCode::BadMessage,
@@ -265,23 +273,24 @@ impl Conn {
             .send(encode_error(&ProtoError::new(code, message), re));
     }
 
-    /// Applies the rate limit. False when the connection must close for flooding.
-    fn admit(&mut self, re: Option<&Value>) -> bool {
+    /// Applies the rate limit: whether to handle the message, refuse it (a `rate_limited` error
+    /// has been sent) or close the connection for flooding.
+    fn admit(&mut self, re: Option<&Value>) -> Admit {
         self.server.metrics.messages_total.fetch_add(1, Relaxed);
         if self.bucket.full() {
             self.strikes = 0;
         }
         if self.bucket.take() {
-            return true;
+            return Admit::Handle;
         }
         self.server.metrics.rate_limited_total.fetch_add(1, Relaxed);
         self.strikes += 1;
         if self.strikes >= self.server.config.flood_close_after {
             self.client.close(CLOSE_POLICY, "flooding");
-            return false;
+            return Admit::Close;
         }
         self.error(ErrorCode::RateLimited, "too many messages; slow down", re);
-        true
+        Admit::Refused
     }
 
     /// Handles one text frame. False when the connection must close.
@@ -290,8 +299,10 @@ impl Conn {
         let re = match &parsed {
             Ok((id, _)) | Err((id, _)) => id.clone(),
         };
-        if !self.admit(re.as_ref()) {
-            return false;
+        match self.admit(re.as_ref()) {
+            Admit::Handle => {}
+            Admit::Refused => return true,
+            Admit::Close => return false,
         }
         match parsed {
             Err((id, why)) => {
@@ -544,6 +555,18 @@ async fn write_loop<Si>(
     }
     let kick = *kick_rx.borrow();
     if let Some((code, reason)) = kick {
+        // What was queued before the close (the errors that explain it, the last events before
+        // a shutdown) still goes out, briefly; a client too slow to read gets nothing more.
+        if code != CLOSE_TOO_SLOW {
+            let drain = async {
+                while let Ok(text) = rx.try_recv() {
+                    if sink.send(Message::Text(text)).await.is_err() {
+                        return;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+        }
         if code != CLOSE_NORMAL || !reason.is_empty() {
             let frame = CloseFrame {
                 code: CloseCode::from(code),

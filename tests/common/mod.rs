@@ -20,9 +20,30 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 /// How long a test waits for a message it expects.
 pub const WAIT: Duration = Duration::from_secs(10);
 
-/// Short timings and fast bots so the suite stays quick. `extra` is appended (later keys of the
-/// same table must not repeat: pass whole tables there).
+/// Short timings and fast bots so the suite stays quick. Each argument adds keys to its table;
+/// a key given there replaces the test default.
 pub fn config_with(server: &str, limits: &str, rooms: &str, search: &str) -> Config {
+    let with = |given: &str, defaults: &[&str]| {
+        let mut out = given.to_string();
+        for d in defaults {
+            let key = d.split('=').next().unwrap().trim();
+            if !given.contains(key) {
+                out.push('\n');
+                out.push_str(d);
+            }
+        }
+        out
+    };
+    let limits = with(limits, &["rate_per_sec = 1000.0", "rate_burst = 1000"]);
+    let rooms = with(rooms, &["crowd_update_ms = 0"]);
+    let search = with(
+        search,
+        &[
+            "max_concurrent = 2",
+            "thinking_interval_ms = 0",
+            "min_move_ms = 0",
+        ],
+    );
     let text = format!(
         r#"
 [server]
@@ -31,18 +52,12 @@ shutdown_timeout_ms = 5000
 {server}
 
 [limits]
-rate_per_sec = 1000.0
-rate_burst = 1000
 {limits}
 
 [rooms]
-crowd_update_ms = 0
 {rooms}
 
 [search]
-max_concurrent = 2
-thinking_interval_ms = 0
-min_move_ms = 0
 {search}
 
 [bots.quick]
