@@ -154,8 +154,8 @@ impl Room {
                 seat: creator_seat,
             },
         );
-        room.send_joined(&creator.client, creator_seat, re.as_ref());
         room.maybe_start();
+        room.send_joined(&creator.client, creator_seat, re.as_ref());
         room.publish();
         (room, summary_rx)
     }
@@ -163,6 +163,7 @@ impl Room {
     pub(super) async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>) {
         let mut bot_rx = self.bot_rx.take().expect("run once");
         let shutdown = self.server.shutdown.clone();
+        self.maybe_start_bot();
         while !self.closed {
             let deadline = self.next_deadline();
             tokio::select! {
