@@ -54,7 +54,7 @@ async fn duel(
     let mut board = Board::new(rules);
     let human = Player::X;
     let bot = Player::O;
-    let mut send_move = |board: &Board| {
+    let send_move = |board: &Board| {
         let wins = winning_cells(board, human);
         let (x, y) = wins.first().copied().unwrap_or_else(|| choose(board));
         json!({"type": "move", "room_id": room, "x": x, "y": y})
