@@ -428,8 +428,7 @@ impl Room {
         // A seat holder (back on a new connection, or asking again) gets the seat back.
         if let Some(seat) = self.seat_of(&who.player_id) {
             if as_ != Some(JoinAs::Spectator) || self.members.contains_key(&who.player_id) {
-                self.take_seat_back(who, seat);
-                self.send_joined(&who.client, Some(seat), re);
+                self.take_seat_back(who, seat, re);
                 return Ok(Some(seat));
             }
         }
@@ -482,7 +481,8 @@ impl Room {
         Ok(None)
     }
 
-    fn take_seat_back(&mut self, who: &Who, seat: Seat) {
+    /// Seats a returning player (new connection) and sends the snapshot, then tells the room.
+    fn take_seat_back(&mut self, who: &Who, seat: Seat, re: Option<&Value>) {
         if let Occupant::Human(h) = &mut self.seats[seat.index()] {
             h.conn = Some(who.client.conn_id);
             h.away_since = None;
@@ -497,14 +497,14 @@ impl Room {
         );
         self.empty_since = None;
         self.update_clock();
+        self.send_joined(&who.client, Some(seat), re);
         self.room_update();
     }
 
     fn reconnect(&mut self, who: &Who) -> bool {
         match self.seat_of(&who.player_id) {
             Some(seat) => {
-                self.take_seat_back(who, seat);
-                self.send_joined(&who.client, Some(seat), None);
+                self.take_seat_back(who, seat, None);
                 true
             }
             None => false,
