@@ -1,3 +1,58 @@
-fn main() {
-    println!("caro-arena: the server arrives with issue 3");
+//! `caro-arena`: parses the command line, loads `config.toml`, binds and runs the server until
+//! Ctrl-C or SIGTERM.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Parser;
+
+/// The caro-arena game server.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// Configuration file.
+    #[arg(long, default_value = "config.toml")]
+    config: PathBuf,
+    /// Listen address, overriding `server.bind`.
+    #[arg(long)]
+    bind: Option<std::net::SocketAddr>,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let mut config = caro_arena::config::Config::load(&args.config)
+        .with_context(|| format!("invalid configuration {}", args.config.display()))?;
+    if let Some(bind) = args.bind {
+        config.bind = bind;
+    }
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&config.log));
+    tracing_subscriber::fmt().with_env_filter(filter).init();
+    let listener = tokio::net::TcpListener::bind(config.bind)
+        .await
+        .with_context(|| format!("cannot listen on {}", config.bind))?;
+    caro_arena::run(listener, config, shutdown_signal()).await?;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
 }

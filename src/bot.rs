@@ -1,0 +1,206 @@
+//! The bot adapter: the only bridge between the engine (plain blocking code) and the async server.
+//!
+//! A search runs on tokio's blocking pool (`spawn_blocking`) so it never stalls the reactor, with
+//! the level's depth and time budget and a stop flag the engine polls. A global semaphore bounds
+//! the searches running at once: rooms whose bot waits for a permit simply wait, the server stays
+//! responsive. Progress is reported as [`BotEvent::Thinking`] (throttled, dropped when the room is
+//! busy) and the answer as [`BotEvent::Done`]. Dropping the [`SearchHandle`] cancels the search.
+//!
+//! This module never touches rooms, clients or the protocol beyond sending events back.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use caro_engine::bot::Bot;
+use caro_engine::search::SearchInfo;
+use caro_engine::{Board, Move};
+use tokio::sync::{mpsc, Semaphore};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::BotConfig;
+use crate::metrics::Metrics;
+
+/// A search's progress, as `bot_thinking` shows it.
+#[derive(Clone, Debug)]
+pub struct Thinking {
+    /// Depth reached.
+    pub depth: u8,
+    /// Score for the side to move.
+    pub score: i32,
+    /// Nodes.
+    pub nodes: u64,
+    /// Nodes per second.
+    pub nps: u64,
+    /// Principal variation.
+    pub pv: Vec<Move>,
+}
+
+/// What a search sends back to its room. `gen` identifies the search, so a room ignores events
+/// of a search it has already given up on.
+#[derive(Debug)]
+pub enum BotEvent {
+    /// Progress.
+    Thinking {
+        /// Search id.
+        gen: u64,
+        /// Progress.
+        info: Thinking,
+    },
+    /// The chosen move (`None`: the engine found nothing, the room falls back).
+    Done {
+        /// Search id.
+        gen: u64,
+        /// The move.
+        best: Option<Move>,
+    },
+}
+
+/// A running search. Dropping it stops the search.
+#[derive(Debug)]
+pub struct SearchHandle {
+    stop: Arc<AtomicBool>,
+    cancel: CancellationToken,
+}
+
+impl SearchHandle {
+    /// Stops the search; its result, if any, is never delivered.
+    pub fn cancel(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.cancel.cancel();
+    }
+}
+
+impl Drop for SearchHandle {
+    fn drop(&mut self) {
+        self.cancel();
+    }
+}
+
+/// A bot seat's engine state, reused from move to move (its tables survive between searches).
+pub type SharedBot = Arc<Mutex<Bot>>;
+
+/// Bot levels and the search scheduler.
+pub struct BotPool {
+    levels: BTreeMap<String, BotConfig>,
+    permits: Arc<Semaphore>,
+    metrics: Arc<Metrics>,
+    tracker: TaskTracker,
+    thinking_interval: Duration,
+    min_move: Duration,
+}
+
+impl BotPool {
+    /// A pool for the configured levels.
+    pub fn new(
+        levels: BTreeMap<String, BotConfig>,
+        max_concurrent: usize,
+        thinking_interval: Duration,
+        min_move: Duration,
+        metrics: Arc<Metrics>,
+        tracker: TaskTracker,
+    ) -> BotPool {
+        BotPool {
+            levels,
+            permits: Arc::new(Semaphore::new(max_concurrent)),
+            metrics,
+            tracker,
+            thinking_interval,
+            min_move,
+        }
+    }
+
+    /// The configured levels, by name.
+    pub fn levels(&self) -> &BTreeMap<String, BotConfig> {
+        &self.levels
+    }
+
+    /// A fresh bot of a configured level.
+    pub fn new_bot(&self, level: &str) -> Option<SharedBot> {
+        let cfg = self.levels.get(level)?;
+        let seed = uuid::Uuid::new_v4().as_u128() as u64;
+        Some(Arc::new(Mutex::new(Bot::new(cfg.level, seed))))
+    }
+
+    /// Starts a search of `board` for the side to move; events go to `events`.
+    pub fn start(
+        &self,
+        bot: SharedBot,
+        board: Board,
+        gen: u64,
+        events: mpsc::Sender<BotEvent>,
+    ) -> SearchHandle {
+        let stop = Arc::new(AtomicBool::new(false));
+        let cancel = CancellationToken::new();
+        let handle = SearchHandle {
+            stop: stop.clone(),
+            cancel: cancel.clone(),
+        };
+        let permits = self.permits.clone();
+        let metrics = self.metrics.clone();
+        let interval = self.thinking_interval;
+        let min_move = self.min_move;
+        self.tracker.spawn(async move {
+            let started = Instant::now();
+            let permit = tokio::select! {
+                p = permits.acquire_owned() => match p { Ok(p) => p, Err(_) => return },
+                _ = cancel.cancelled() => return,
+            };
+            metrics.bot_searches_active.fetch_add(1, Ordering::Relaxed);
+            let search_start = Instant::now();
+            let progress = events.clone();
+            let blocking = tokio::task::spawn_blocking(move || {
+                let mut bot = bot.lock().unwrap_or_else(|e| e.into_inner());
+                let mut last: Option<std::time::Instant> = None;
+                let mut report = |info: &SearchInfo| {
+                    if last.is_some_and(|t| t.elapsed() < interval) {
+                        return;
+                    }
+                    last = Some(std::time::Instant::now());
+                    let info = Thinking {
+                        depth: info.depth,
+                        score: info.score,
+                        nodes: info.nodes,
+                        nps: info.nps,
+                        pv: info.pv.clone(),
+                    };
+                    // Progress is best effort: a busy room skips some.
+                    let _ = progress.try_send(BotEvent::Thinking { gen, info });
+                };
+                bot.choose(&board, &stop, &mut report).map(|r| r.best)
+            });
+            let best = blocking.await.unwrap_or_else(|e| {
+                tracing::error!("bot search failed: {e}");
+                None
+            });
+            metrics.bot_searches_active.fetch_sub(1, Ordering::Relaxed);
+            metrics.search_done(search_start.elapsed());
+            drop(permit);
+            tokio::select! {
+                _ = tokio::time::sleep_until(started + min_move) => {}
+                _ = cancel.cancelled() => return,
+            }
+            if !cancel.is_cancelled() {
+                let _ = events.send(BotEvent::Done { gen, best }).await;
+            }
+        });
+        handle
+    }
+}
+
+impl BotPool {
+    /// The levels as `welcome` and `/api/bots` list them.
+    pub fn infos(&self) -> Vec<crate::protocol::BotInfo> {
+        self.levels
+            .values()
+            .map(|b| crate::protocol::BotInfo {
+                name: b.name.clone(),
+                description: b.description.clone(),
+                games: b.games.iter().map(|g| g.as_str()).collect(),
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,583 @@
+//! One task per WebSocket connection: a reader (this task: parse, rate-limit, dispatch) and a
+//! writer (a second task draining a bounded queue into the socket, sending heartbeats and the
+//! close frame). When either ends, the other is stopped and the rooms are told.
+//!
+//! Everyone else reaches a connection through its [`ClientHandle`], whose `send` never waits: a
+//! client whose queue is full has fallen too far behind and is closed, so it can never stall a
+//! room or other clients.
+//!
+//! Close codes: 1000 normal, 1001 server shutting down / heartbeat lost, 1008 flooding or no
+//! `hello` in time, 1009 frame too large, 1013 too slow (queue overflow), 4000 session taken
+//! over by a newer connection with the same token.
+
+use std::collections::HashSet;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
+use tokio_tungstenite::WebSocketStream;
+
+use crate::lobby::Session;
+use crate::metrics::Metrics;
+use crate::protocol::{
+    encode, encode_error, parse, ClientMsg, ErrorCode, ProtoError, ServerMsg, PROTOCOL_VERSION,
+};
+use crate::room::{self, RoomCmd, Who};
+use crate::Server;
+
+/// Close code: normal closure.
+pub const CLOSE_NORMAL: u16 = 1000;
+/// Close code: the server is going away (shutdown) or the peer stopped answering pings.
+pub const CLOSE_GOING_AWAY: u16 = 1001;
+/// Close code: policy violation (flooding, no `hello` in time).
+pub const CLOSE_POLICY: u16 = 1008;
+/// Close code: a frame or message over `limits.max_frame_bytes`.
+pub const CLOSE_TOO_BIG: u16 = 1009;
+/// Close code: the client did not read fast enough ("try again later").
+pub const CLOSE_TOO_SLOW: u16 = 1013;
+/// Close code: the session was resumed on another connection.
+pub const CLOSE_TAKEN_OVER: u16 = 4000;
+
+type Kick = Option<(u16, &'static str)>;
+
+/// A cheap, cloneable way to send to one connection without ever waiting.
+#[derive(Clone)]
+pub struct ClientHandle {
+    /// Unique per connection.
+    pub conn_id: u64,
+    tx: mpsc::Sender<Utf8Bytes>,
+    kick: Arc<watch::Sender<Kick>>,
+    metrics: Arc<Metrics>,
+}
+
+impl ClientHandle {
+    /// A handle and the two ends its connection drains (the queue and the close request).
+    pub fn new(
+        conn_id: u64,
+        queue: usize,
+        metrics: Arc<Metrics>,
+    ) -> (
+        ClientHandle,
+        mpsc::Receiver<Utf8Bytes>,
+        watch::Receiver<Kick>,
+    ) {
+        let (tx, rx) = mpsc::channel(queue);
+        let (kick, kick_rx) = watch::channel(None);
+        let handle = ClientHandle {
+            conn_id,
+            tx,
+            kick: Arc::new(kick),
+            metrics,
+        };
+        (handle, rx, kick_rx)
+    }
+
+    /// Queues a message. Returns false if the connection is gone or was just closed for being
+    /// too slow (its queue was full).
+    pub fn send(&self, bytes: Utf8Bytes) -> bool {
+        match self.tx.try_send(bytes) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                if self.close(CLOSE_TOO_SLOW, "too slow: messages were not read") {
+                    self.metrics
+                        .slow_clients_dropped_total
+                        .fetch_add(1, Relaxed);
+                    tracing::info!(conn = self.conn_id, "dropping a slow client");
+                }
+                false
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    /// Asks the connection to close with `code`; the first request wins. True if this was it.
+    pub fn close(&self, code: u16, reason: &'static str) -> bool {
+        self.kick.send_if_modified(|k| {
+            if k.is_none() {
+                *k = Some((code, reason));
+                true
+            } else {
+                false
+            }
+        })
+    }
+
+    /// Whether a close was requested.
+    pub fn is_closing(&self) -> bool {
+        self.kick.borrow().is_some()
+    }
+}
+
+/// A token bucket: `rate` messages per second, bursts of `burst`.
+struct Bucket {
+    tokens: f64,
+    rate: f64,
+    burst: f64,
+    at: Instant,
+}
+
+impl Bucket {
+    fn take(&mut self) -> bool {
+        let now = Instant::now();
+        self.tokens =
+            (self.tokens + now.duration_since(self.at).as_secs_f64() * self.rate).min(self.burst);
+        self.at = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+    fn full(&self) -> bool {
+        self.tokens >= self.burst - 1.0
+    }
+}
+
+enum Admit {
+    Handle,
+    Refused,
+    Close,
+}
+
+struct Conn {
+    server: Arc<Server>,
+    client: ClientHandle,
+    session: Option<Arc<Session>>,
+    /// Rooms this connection is in (as player or spectator).
+    rooms: HashSet<Arc<str>>,
+    bucket: Bucket,
+    /// Messages refused in a row by the rate limit.
+    strikes: u32,
+}
+
+/// Serves one upgraded WebSocket until it closes.
+pub async fn serve<S>(server: Arc<Server>, ws: WebSocketStream<S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let cfg = &server.config;
+    let conn_id = server.next_id();
+    server.metrics.connections.fetch_add(1, Relaxed);
+    server.metrics.connections_total.fetch_add(1, Relaxed);
+    let (client, rx, kick_rx) = ClientHandle::new(conn_id, cfg.send_queue, server.metrics.clone());
+    let (sink, mut stream) = ws.split();
+    let writer = server
+        .tracker
+        .spawn(write_loop(sink, rx, kick_rx.clone(), cfg.heartbeat));
+    let mut conn = Conn {
+        bucket: Bucket {
+            tokens: cfg.rate_burst as f64,
+            rate: cfg.rate_per_sec,
+            burst: cfg.rate_burst as f64,
+            at: Instant::now(),
+        },
+        server: server.clone(),
+        client,
+        session: None,
+        rooms: HashSet::new(),
+        strikes: 0,
+    };
+    conn.read_loop(&mut stream, kick_rx).await;
+    conn.cleanup().await;
+    let _ = writer.await;
+    server.metrics.connections.fetch_sub(1, Relaxed);
+}
+
+impl Conn {
+    async fn read_loop<St>(&mut self, stream: &mut St, mut kick_rx: watch::Receiver<Kick>)
+    where
+        St: futures::Stream<Item = Result<Message, WsError>> + Unpin,
+    {
+        let cfg = self.server.config.clone();
+        let shutdown = self.server.shutdown.clone();
+        let hello_by = Instant::now() + cfg.handshake_timeout;
+        let mut last_seen = Instant::now();
+        loop {
+            let idle_by = last_seen + cfg.idle_timeout;
+            let deadline = if self.session.is_none() {
+                idle_by.min(hello_by)
+            } else {
+                idle_by
+            };
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => {
+                    self.client.close(CLOSE_GOING_AWAY, "server shutting down");
+                    return;
+                }
+                _ = kick_rx.changed() => return,
+                _ = tokio::time::sleep_until(deadline) => {
+                    if self.session.is_none() && Instant::now() >= hello_by {
+                        self.client.close(CLOSE_POLICY, "hello expected");
+                    } else {
+                        self.client.close(CLOSE_GOING_AWAY, "heartbeat lost");
+                    }
+                    return;
+                }
+                frame = stream.next() => {
+                    last_seen = Instant::now();
+                    match frame {
+                        None => return,
+                        Some(Err(e)) => {
+                            match e {
+                                WsError::Capacity(_) => {
+                                    self.client.close(CLOSE_TOO_BIG, "frame too large");
+                                }
+                                WsError::Utf8(_) => {
+                                    self.client.close(1007, "invalid utf-8");
+                                }
+                                WsError::Protocol(_) => {
+                                    self.client.close(1002, "protocol error");
+                                }
+                                _ => {}
+                            }
+                            tracing::debug!(conn = self.client.conn_id, "read ended: {e}");
+                            return;
+                        }
+                        Some(Ok(Message::Text(text))) => {
+                            if !self.on_text(text.as_str()).await {
+                                return;
+                            }
+                        }
+                        Some(Ok(Message::Binary(_))) => {
+                            match self.admit(None) {
+                                Admit::Handle => {}
+                                Admit::Refused => continue,
+                                Admit::Close => return,
+                            }
+                            self.error(
+                                ErrorCode::BadMessage,
+                                "binary frames are not used: send JSON text frames",
+                                None,
+                            );
+                        }
+                        Some(Ok(Message::Close(_))) => return,
+                        Some(Ok(_)) => {} // ping/pong: tungstenite answers pings itself
+                    }
+                }
+            }
+        }
+    }
+
+    fn error(&self, code: ErrorCode, message: impl Into<String>, re: Option<&Value>) {
+        self.client
+            .send(encode_error(&ProtoError::new(code, message), re));
+    }
+
+    /// Applies the rate limit: whether to handle the message, refuse it (a `rate_limited` error
+    /// has been sent) or close the connection for flooding.
+    fn admit(&mut self, re: Option<&Value>) -> Admit {
+        self.server.metrics.messages_total.fetch_add(1, Relaxed);
+        if self.bucket.full() {
+            self.strikes = 0;
+        }
+        if self.bucket.take() {
+            return Admit::Handle;
+        }
+        self.server.metrics.rate_limited_total.fetch_add(1, Relaxed);
+        self.strikes += 1;
+        if self.strikes >= self.server.config.flood_close_after {
+            self.client.close(CLOSE_POLICY, "flooding");
+            return Admit::Close;
+        }
+        self.error(ErrorCode::RateLimited, "too many messages; slow down", re);
+        Admit::Refused
+    }
+
+    /// Handles one text frame. False when the connection must close.
+    async fn on_text(&mut self, text: &str) -> bool {
+        let parsed = parse(text);
+        let re = match &parsed {
+            Ok((id, _)) | Err((id, _)) => id.clone(),
+        };
+        match self.admit(re.as_ref()) {
+            Admit::Handle => {}
+            Admit::Refused => return true,
+            Admit::Close => return false,
+        }
+        match parsed {
+            Err((id, why)) => {
+                self.error(ErrorCode::BadMessage, why, id.as_ref());
+                true
+            }
+            Ok((id, msg)) => {
+                if let Err(e) = self.dispatch(msg, id.as_ref()).await {
+                    self.client.send(encode_error(&e, id.as_ref()));
+                }
+                true
+            }
+        }
+    }
+
+    fn who(&self, session: &Session) -> Who {
+        Who {
+            player_id: session.player_id.clone(),
+            name: session.name(),
+            client: self.client.clone(),
+        }
+    }
+
+    fn room(&self, room_id: &str) -> Result<crate::lobby::RoomEntry, ProtoError> {
+        self.server
+            .lobby
+            .room(room_id)
+            .ok_or_else(|| ProtoError::new(ErrorCode::NoSuchRoom, format!("no room {room_id:?}")))
+    }
+
+    async fn dispatch(&mut self, msg: ClientMsg, re: Option<&Value>) -> Result<(), ProtoError> {
+        let session = match (&self.session, msg) {
+            (None, ClientMsg::Hello { name, token }) => return self.hello(name, token, re).await,
+            (None, _) => return Err(ProtoError::new(ErrorCode::NotHello, "send hello first")),
+            (Some(_), ClientMsg::Hello { .. }) => {
+                return Err(ProtoError::new(
+                    ErrorCode::AlreadyHello,
+                    "hello was already received",
+                ))
+            }
+            (Some(s), msg) => (s.clone(), msg),
+        };
+        let (session, msg) = session;
+        let reply = |m: ServerMsg| {
+            self.client.send(encode(&m, re));
+        };
+        match msg {
+            ClientMsg::Hello { .. } => unreachable!("handled above"),
+            ClientMsg::Ping {} => reply(ServerMsg::Pong {}),
+            ClientMsg::ListRooms {} => reply(ServerMsg::RoomList {
+                rooms: self.server.lobby.summaries(),
+            }),
+            ClientMsg::CreateRoom {
+                game,
+                width,
+                height,
+                rule,
+                x,
+                o,
+            } => {
+                let params = room::check_params(
+                    &self.server,
+                    &game,
+                    width,
+                    height,
+                    rule.as_deref(),
+                    &x,
+                    &o,
+                )?;
+                let (id, seat) =
+                    room::create(&self.server, self.who(&session), params, re.cloned())?;
+                if seat.is_some() {
+                    session.add_seat(id.clone());
+                }
+                self.rooms.insert(id);
+            }
+            ClientMsg::JoinRoom { room_id, as_ } => {
+                let entry = self.room(&room_id)?;
+                let seat = entry
+                    .handle
+                    .join(self.who(&session), as_, re.cloned())
+                    .await?;
+                if seat.is_some() {
+                    session.add_seat(entry.handle.id.clone());
+                }
+                self.rooms.insert(entry.handle.id);
+            }
+            ClientMsg::LeaveRoom { room_id } => {
+                let entry = self.room(&room_id)?;
+                entry.handle.leave(self.who(&session)).await?;
+                self.rooms.remove(&*room_id);
+                session.remove_seat(&room_id);
+                reply(ServerMsg::Left { room_id });
+            }
+            ClientMsg::Move { room_id, x, y } => {
+                let entry = self.room(&room_id)?;
+                let who = self.who(&session);
+                entry
+                    .handle
+                    .send(RoomCmd::Move {
+                        who,
+                        x,
+                        y,
+                        re: re.cloned(),
+                    })
+                    .await?;
+            }
+            ClientMsg::Resign { room_id } => {
+                let entry = self.room(&room_id)?;
+                let who = self.who(&session);
+                entry
+                    .handle
+                    .send(RoomCmd::Resign {
+                        who,
+                        re: re.cloned(),
+                    })
+                    .await?;
+            }
+            ClientMsg::Sync { room_id, since_seq } => {
+                let entry = self.room(&room_id)?;
+                let who = self.who(&session);
+                entry
+                    .handle
+                    .send(RoomCmd::Sync {
+                        who,
+                        since_seq,
+                        re: re.cloned(),
+                    })
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn hello(
+        &mut self,
+        name: Option<String>,
+        token: Option<String>,
+        re: Option<&Value>,
+    ) -> Result<(), ProtoError> {
+        let max = self.server.config.max_name_chars;
+        let name = name.map(|n| n.trim().to_string()).filter(|n| !n.is_empty());
+        if let Some(n) = &name {
+            if n.chars().count() > max {
+                return Err(ProtoError::new(
+                    ErrorCode::NameTooLong,
+                    format!("a name has at most {max} characters"),
+                ));
+            }
+            if n.chars().any(char::is_control) {
+                return Err(ProtoError::new(
+                    ErrorCode::BadMessage,
+                    "a name cannot contain control characters",
+                ));
+            }
+        }
+        let lobby = &self.server.lobby;
+        let (session, resumed) = match token.as_deref().and_then(|t| lobby.session(t)) {
+            Some(s) => {
+                if let Some(n) = name {
+                    s.set_name(n.into());
+                }
+                (s, true)
+            }
+            None => {
+                let n = name.unwrap_or_else(|| {
+                    format!("guest-{}", &uuid::Uuid::new_v4().simple().to_string()[..4])
+                });
+                (lobby.new_session(n.into()), false)
+            }
+        };
+        if let Some(old) = session.attach(self.client.clone()) {
+            if old.conn_id != self.client.conn_id {
+                old.close(CLOSE_TAKEN_OVER, "session resumed on another connection");
+            }
+        }
+        self.session = Some(session.clone());
+        self.client.send(encode(
+            &ServerMsg::Welcome {
+                player_id: session.player_id.to_string(),
+                name: session.name().to_string(),
+                token: session.token.clone(),
+                protocol: PROTOCOL_VERSION,
+                resumed,
+                bots: self.server.bots.infos(),
+            },
+            re,
+        ));
+        if resumed {
+            for room_id in session.seats() {
+                let back = match lobby.room(&room_id) {
+                    Some(entry) => entry.handle.reconnect(self.who(&session)).await,
+                    None => false,
+                };
+                if back {
+                    self.rooms.insert(room_id);
+                } else {
+                    session.remove_seat(&room_id);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn cleanup(&mut self) {
+        if let Some(session) = &self.session {
+            session.detach(self.client.conn_id);
+            for room_id in self.rooms.drain() {
+                if let Some(entry) = self.server.lobby.room(&room_id) {
+                    let _ = entry
+                        .handle
+                        .send(RoomCmd::Disconnected {
+                            player_id: session.player_id.clone(),
+                            conn_id: self.client.conn_id,
+                        })
+                        .await;
+                }
+            }
+        }
+        self.client.close(CLOSE_NORMAL, "");
+    }
+}
+
+/// Drains the queue into the socket, pings every `heartbeat`, and sends the close frame.
+async fn write_loop<Si>(
+    mut sink: Si,
+    mut rx: mpsc::Receiver<Utf8Bytes>,
+    mut kick_rx: watch::Receiver<Kick>,
+    heartbeat: Duration,
+) where
+    Si: futures::Sink<Message, Error = WsError> + Unpin,
+{
+    let mut ping = tokio::time::interval_at(Instant::now() + heartbeat, heartbeat);
+    loop {
+        let msg = tokio::select! {
+            biased;
+            _ = kick_rx.changed() => break,
+            m = rx.recv() => match m {
+                Some(text) => Message::Text(text),
+                None => break,
+            },
+            _ = ping.tick() => Message::Ping(Default::default()),
+        };
+        // A client that stops reading blocks this send; a close request still gets through.
+        tokio::select! {
+            biased;
+            _ = kick_rx.changed() => break,
+            r = sink.send(msg) => if r.is_err() { return },
+        }
+    }
+    let kick = *kick_rx.borrow();
+    if let Some((code, reason)) = kick {
+        // What was queued before the close (the errors that explain it, the last events before
+        // a shutdown) still goes out, briefly; a client too slow to read gets nothing more.
+        if code != CLOSE_TOO_SLOW {
+            let drain = async {
+                while let Ok(text) = rx.try_recv() {
+                    if sink.send(Message::Text(text)).await.is_err() {
+                        return;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
+        }
+        if code != CLOSE_NORMAL || !reason.is_empty() {
+            let frame = CloseFrame {
+                code: CloseCode::from(code),
+                reason: reason.into(),
+            };
+            let _ = tokio::time::timeout(
+                Duration::from_secs(1),
+                sink.send(Message::Close(Some(frame))),
+            )
+            .await;
+        }
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(1), sink.close()).await;
+}

@@ -1,0 +1,231 @@
+//! The front door: every TCP connection starts here. The request head is read and parsed
+//! (httparse); `GET /ws` with an upgrade is handed, bytes and all, to tokio-tungstenite, which
+//! does the WebSocket handshake and framing; anything else is answered as plain HTTP/1.1 and
+//! closed. Routes: `/healthz`, `/api/rooms`, `/api/bots`, `/metrics`; the browser client will be
+//! served under `/` by [`static_file`].
+
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+
+use crate::Server;
+
+/// Longest request head accepted.
+const MAX_HEAD: usize = 8192;
+
+/// Serves one TCP connection.
+pub async fn handle(server: Arc<Server>, mut stream: TcpStream, peer: SocketAddr) {
+    let Ok(_permit) = server.connection_permits.clone().try_acquire_owned() else {
+        server
+            .metrics
+            .connections_refused_total
+            .fetch_add(1, Relaxed);
+        respond(&mut stream, 503, "text/plain", b"too many connections\n").await;
+        return;
+    };
+    let head = tokio::select! {
+        _ = server.shutdown.cancelled() => return,
+        r = tokio::time::timeout(server.config.handshake_timeout, read_head(&mut stream)) => match r {
+            Ok(Ok(Some(head))) => head,
+            Ok(Ok(None)) => {
+                respond(&mut stream, 431, "text/plain", b"request head too large\n").await;
+                return;
+            }
+            _ => return,
+        },
+    };
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut req = httparse::Request::new(&mut headers);
+    if !matches!(req.parse(&head), Ok(httparse::Status::Complete(_))) {
+        respond(&mut stream, 400, "text/plain", b"bad request\n").await;
+        return;
+    }
+    let method = req.method.unwrap_or("").to_string();
+    let path = req.path.unwrap_or("/");
+    let path = path.split('?').next().unwrap_or("/").to_string();
+    let upgrade = req.headers.iter().any(|h| {
+        h.name.eq_ignore_ascii_case("upgrade")
+            && String::from_utf8_lossy(h.value)
+                .to_ascii_lowercase()
+                .contains("websocket")
+    });
+    tracing::debug!(%peer, %method, %path, "request");
+    if path == "/ws" {
+        if !upgrade {
+            respond(
+                &mut stream,
+                426,
+                "text/plain",
+                b"WebSocket upgrade required\n",
+            )
+            .await;
+            return;
+        }
+        let n = server.config.max_frame_bytes;
+        let ws_config = WebSocketConfig::default()
+            .max_frame_size(Some(n))
+            .max_message_size(Some(n));
+        let accept = tokio_tungstenite::accept_hdr_async_with_config(
+            Rewind::new(head, stream),
+            accept_any,
+            Some(ws_config),
+        );
+        match tokio::time::timeout(server.config.handshake_timeout, accept).await {
+            Ok(Ok(ws)) => crate::connection::serve(server, ws).await,
+            Ok(Err(e)) => tracing::debug!(%peer, "websocket handshake failed: {e}"),
+            Err(_) => tracing::debug!(%peer, "websocket handshake timed out"),
+        }
+        return;
+    }
+    if method != "GET" && method != "HEAD" {
+        respond(&mut stream, 405, "text/plain", b"method not allowed\n").await;
+        return;
+    }
+    let (status, ctype, body): (u16, &str, Vec<u8>) = match path.as_str() {
+        "/healthz" => (200, "text/plain", b"ok\n".to_vec()),
+        "/api/rooms" => (
+            200,
+            "application/json",
+            json_body(&serde_json::json!({ "rooms": server.lobby.summaries() })),
+        ),
+        "/api/bots" => (
+            200,
+            "application/json",
+            json_body(&serde_json::json!({ "bots": server.bots.infos() })),
+        ),
+        "/metrics" => (
+            200,
+            "text/plain; version=0.0.4; charset=utf-8",
+            server.metrics.render().into_bytes(),
+        ),
+        other => match static_file(other) {
+            Some((ctype, body)) => (200, ctype, body),
+            None => (404, "text/plain", b"not found\n".to_vec()),
+        },
+    };
+    let body = if method == "HEAD" { Vec::new() } else { body };
+    respond(&mut stream, status, ctype, &body).await;
+}
+
+// The signature is tungstenite's handshake callback; its error type is theirs.
+#[allow(clippy::result_large_err)]
+fn accept_any(
+    _req: &Request,
+    resp: Response,
+) -> Result<Response, tokio_tungstenite::tungstenite::handshake::server::ErrorResponse> {
+    Ok(resp)
+}
+
+/// The browser client's files (a later issue): `None` until then.
+pub fn static_file(_path: &str) -> Option<(&'static str, Vec<u8>)> {
+    None
+}
+
+fn json_body(v: &serde_json::Value) -> Vec<u8> {
+    serde_json::to_vec(v).unwrap_or_default()
+}
+
+/// Reads up to the end of the request head; `None` if it is too large.
+async fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<Vec<u8>>> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    loop {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if buf.windows(4).any(|w| w == b"\r\n\r\n") {
+            return Ok(Some(buf));
+        }
+        if buf.len() > MAX_HEAD {
+            return Ok(None);
+        }
+    }
+}
+
+async fn respond(stream: &mut TcpStream, status: u16, ctype: &str, body: &[u8]) {
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        426 => "Upgrade Required",
+        431 => "Request Header Fields Too Large",
+        503 => "Service Unavailable",
+        _ => "",
+    };
+    let head = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let write = async {
+        stream.write_all(head.as_bytes()).await?;
+        stream.write_all(body).await?;
+        stream.shutdown().await
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), write).await;
+}
+
+/// A stream that first replays bytes already read (the request head), so tokio-tungstenite can
+/// parse the handshake itself.
+pub struct Rewind<S> {
+    prefix: Vec<u8>,
+    pos: usize,
+    inner: S,
+}
+
+impl<S> Rewind<S> {
+    /// `prefix` is read before `inner`.
+    pub fn new(prefix: Vec<u8>, inner: S) -> Rewind<S> {
+        Rewind {
+            prefix,
+            pos: 0,
+            inner,
+        }
+    }
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Rewind<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if self.pos < self.prefix.len() {
+            let n = (self.prefix.len() - self.pos).min(buf.remaining());
+            let start = self.pos;
+            buf.put_slice(&self.prefix[start..start + n]);
+            self.pos += n;
+            if self.pos == self.prefix.len() {
+                self.prefix = Vec::new();
+                self.pos = 0;
+            }
+            return Poll::Ready(Ok(()));
+        }
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Rewind<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}

@@ -1,0 +1,145 @@
+//! # caro-arena server
+//!
+//! A tokio WebSocket server where people play Caro and tic-tac-toe against each other or against
+//! bots, and watch games live. The library exposes [`run`] so that `main.rs` stays thin and tests
+//! start real servers on port 0.
+//!
+//! The tree mirrors the architecture: [`http`] accepts a TCP stream and either answers plain HTTP
+//! or hands it to tokio-tungstenite; each WebSocket is served by one [`connection`] task (reader +
+//! writer with a bounded queue); the [`lobby`] keeps the room registry and sessions; each
+//! [`room`] is one task that owns its board; [`bot`] is the only bridge to the engine; rooms hand
+//! their game records to a [`store`].
+
+pub mod bot;
+pub mod config;
+pub mod connection;
+pub mod http;
+pub mod lobby;
+pub mod metrics;
+pub mod protocol;
+pub mod room;
+pub mod store;
+
+use std::future::Future;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::bot::BotPool;
+use crate::config::Config;
+use crate::lobby::Lobby;
+use crate::metrics::Metrics;
+use crate::store::{NullStore, Store};
+
+/// Everything the tasks of one server share.
+pub struct Server {
+    /// Validated settings.
+    pub config: Config,
+    /// Rooms and sessions.
+    pub lobby: Lobby,
+    /// Bot levels and the search scheduler.
+    pub bots: BotPool,
+    /// Game records.
+    pub store: Arc<dyn Store>,
+    /// Counters.
+    pub metrics: Arc<Metrics>,
+    /// Cancelled when the server stops.
+    pub shutdown: CancellationToken,
+    /// Every task the server spawns, waited for at shutdown.
+    pub tracker: TaskTracker,
+    /// Bounds simultaneous connections.
+    pub connection_permits: Arc<Semaphore>,
+    next_id: AtomicU64,
+}
+
+impl Server {
+    /// Shared state for a server with `config` and `store`.
+    pub fn new(config: Config, store: Arc<dyn Store>) -> Arc<Server> {
+        let metrics = Arc::new(Metrics::default());
+        let tracker = TaskTracker::new();
+        let bots = BotPool::new(
+            config.bots.clone(),
+            config.max_searches,
+            config.thinking_interval,
+            config.min_move,
+            metrics.clone(),
+            tracker.clone(),
+        );
+        Arc::new(Server {
+            connection_permits: Arc::new(Semaphore::new(config.max_connections)),
+            config,
+            lobby: Lobby::default(),
+            bots,
+            store,
+            metrics,
+            shutdown: CancellationToken::new(),
+            tracker,
+            next_id: AtomicU64::new(1),
+        })
+    }
+
+    /// A number unique in this server (connection ids).
+    pub fn next_id(&self) -> u64 {
+        self.next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Serves on `listener` until `shutdown` completes, with no game store. See [`run_with_store`].
+pub async fn run(
+    listener: TcpListener,
+    config: Config,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    run_with_store(listener, config, Arc::new(NullStore), shutdown).await
+}
+
+/// Serves HTTP and WebSocket on `listener` until `shutdown` completes; then stops accepting,
+/// closes every connection with 1001, lets rooms finish their current work, waits for every task
+/// (up to `server.shutdown_timeout_ms`), flushes the store and returns.
+pub async fn run_with_store(
+    listener: TcpListener,
+    config: Config,
+    store: Arc<dyn Store>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let server = Server::new(config, store);
+    if let Ok(addr) = listener.local_addr() {
+        tracing::info!(%addr, "listening");
+    }
+    server.tracker.spawn(lobby::janitor(server.clone()));
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    server.tracker.spawn(http::handle(server.clone(), stream, peer));
+                }
+                Err(e) => {
+                    // Out of file descriptors and the like: back off instead of spinning.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            },
+        }
+    }
+    tracing::info!("shutting down");
+    drop(listener);
+    server.shutdown.cancel();
+    server.tracker.close();
+    if tokio::time::timeout(server.config.shutdown_timeout, server.tracker.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("some tasks did not finish in time");
+    }
+    server.store.flush();
+    tracing::info!("stopped");
+    Ok(())
+}

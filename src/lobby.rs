@@ -1,0 +1,166 @@
+//! The lobby: the room registry and the sessions (tokens), both DashMaps that are never held
+//! across an `.await`. A session is an identity (player id, name, secret token) that outlives
+//! connections, so a player who reconnects with the token gets their seats back.
+//!
+//! The lobby decides nothing about games: rooms do.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use dashmap::DashMap;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::connection::ClientHandle;
+use crate::protocol::RoomSummary;
+use crate::room::RoomHandle;
+use crate::Server;
+
+/// A room as the registry knows it: how to reach it and its latest summary.
+#[derive(Clone)]
+pub struct RoomEntry {
+    /// Commands.
+    pub handle: RoomHandle,
+    /// Published by the room after every change.
+    pub summary: watch::Receiver<RoomSummary>,
+}
+
+/// An identity that outlives connections.
+pub struct Session {
+    /// Public id.
+    pub player_id: Arc<str>,
+    /// Secret.
+    pub token: String,
+    /// Display name.
+    pub name: Mutex<Arc<str>>,
+    /// The connection using it now.
+    pub conn: Mutex<Option<ClientHandle>>,
+    /// Rooms where it holds (or held) a seat.
+    pub seats: Mutex<HashSet<Arc<str>>>,
+    /// Last time a connection used it or left it.
+    pub last_seen: Mutex<Instant>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Session {
+    /// Current name.
+    pub fn name(&self) -> Arc<str> {
+        lock(&self.name).clone()
+    }
+    /// Installs `client` as the session's connection, returning the one it replaces.
+    pub fn attach(&self, client: ClientHandle) -> Option<ClientHandle> {
+        *lock(&self.last_seen) = Instant::now();
+        lock(&self.conn).replace(client)
+    }
+    /// Forgets the connection if it is still `conn_id`.
+    pub fn detach(&self, conn_id: u64) {
+        let mut conn = lock(&self.conn);
+        if conn.as_ref().is_some_and(|c| c.conn_id == conn_id) {
+            *conn = None;
+        }
+        *lock(&self.last_seen) = Instant::now();
+    }
+    /// Rooms where it holds a seat.
+    pub fn seats(&self) -> Vec<Arc<str>> {
+        lock(&self.seats).iter().cloned().collect()
+    }
+    /// Notes a seat.
+    pub fn add_seat(&self, room: Arc<str>) {
+        lock(&self.seats).insert(room);
+    }
+    /// Forgets a seat.
+    pub fn remove_seat(&self, room: &str) {
+        lock(&self.seats).remove(room);
+    }
+    /// Sets the name.
+    pub fn set_name(&self, name: Arc<str>) {
+        *lock(&self.name) = name;
+    }
+}
+
+/// Rooms and sessions.
+#[derive(Default)]
+pub struct Lobby {
+    rooms: DashMap<Arc<str>, RoomEntry>,
+    sessions: DashMap<String, Arc<Session>>,
+}
+
+impl Lobby {
+    /// A room by id.
+    pub fn room(&self, id: &str) -> Option<RoomEntry> {
+        self.rooms.get(id).map(|e| e.value().clone())
+    }
+    /// Registers a room.
+    pub fn insert_room(&self, entry: RoomEntry) {
+        self.rooms.insert(entry.handle.id.clone(), entry);
+    }
+    /// Unregisters a room (called by the room task as it ends).
+    pub fn remove_room(&self, id: &str) {
+        self.rooms.remove(id);
+    }
+    /// Open rooms.
+    pub fn room_count(&self) -> usize {
+        self.rooms.len()
+    }
+    /// Every room's summary, oldest id first is not promised: sorted by id for stable output.
+    pub fn summaries(&self) -> Vec<RoomSummary> {
+        let mut v: Vec<RoomSummary> = self
+            .rooms
+            .iter()
+            .map(|e| e.value().summary.borrow().clone())
+            .collect();
+        v.sort_by(|a, b| a.room_id.cmp(&b.room_id));
+        v
+    }
+    /// The session of a token.
+    pub fn session(&self, token: &str) -> Option<Arc<Session>> {
+        self.sessions.get(token).map(|s| s.value().clone())
+    }
+    /// A new identity with a random token.
+    pub fn new_session(&self, name: Arc<str>) -> Arc<Session> {
+        let token =
+            uuid::Uuid::new_v4().simple().to_string() + &uuid::Uuid::new_v4().simple().to_string();
+        let player_id: Arc<str> =
+            format!("p{}", &uuid::Uuid::new_v4().simple().to_string()[..12]).into();
+        let s = Arc::new(Session {
+            player_id,
+            token: token.clone(),
+            name: Mutex::new(name),
+            conn: Mutex::new(None),
+            seats: Mutex::new(HashSet::new()),
+            last_seen: Mutex::new(Instant::now()),
+        });
+        self.sessions.insert(token, s.clone());
+        s
+    }
+    /// Forgets sessions with no connection and no seat in an open room, idle for `ttl`.
+    pub fn purge_sessions(&self, ttl: std::time::Duration) {
+        let now = Instant::now();
+        self.sessions.retain(|_, s| {
+            if lock(&s.conn).is_some() {
+                return true;
+            }
+            if s.seats().iter().any(|r| self.rooms.contains_key(r)) {
+                return true;
+            }
+            now.duration_since(*lock(&s.last_seen)) < ttl
+        });
+    }
+}
+
+/// Periodically forgets expired sessions, until shutdown.
+pub async fn janitor(server: Arc<Server>) {
+    let period = (server.config.session_ttl / 4).clamp(
+        std::time::Duration::from_millis(100),
+        std::time::Duration::from_secs(60),
+    );
+    loop {
+        tokio::select! {
+            _ = server.shutdown.cancelled() => return,
+            _ = tokio::time::sleep(period) => server.lobby.purge_sessions(server.config.session_ttl),
+        }
+    }
+}

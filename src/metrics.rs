@@ -1,0 +1,150 @@
+//! Server counters, rendered in the Prometheus text format at `GET /metrics`. Plain atomics:
+//! updating a metric never waits.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+/// Upper bounds (seconds) of the bot search duration histogram.
+const BUCKETS: [f64; 8] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0];
+
+/// Every counter and gauge of the server.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    /// Open WebSocket connections.
+    pub connections: AtomicU64,
+    /// WebSocket connections accepted since start.
+    pub connections_total: AtomicU64,
+    /// Connections refused at the limit.
+    pub connections_refused_total: AtomicU64,
+    /// Open rooms.
+    pub rooms: AtomicU64,
+    /// Rooms created since start.
+    pub rooms_total: AtomicU64,
+    /// Games in progress.
+    pub games_active: AtomicU64,
+    /// Games finished since start.
+    pub games_finished_total: AtomicU64,
+    /// Moves played since start.
+    pub moves_total: AtomicU64,
+    /// Client messages received.
+    pub messages_total: AtomicU64,
+    /// Messages refused by the rate limit.
+    pub rate_limited_total: AtomicU64,
+    /// Connections dropped for not reading fast enough.
+    pub slow_clients_dropped_total: AtomicU64,
+    /// Bot searches running now.
+    pub bot_searches_active: AtomicU64,
+    /// Bot searches finished.
+    pub bot_searches_total: AtomicU64,
+    bot_search_micros: AtomicU64,
+    bot_search_buckets: [AtomicU64; BUCKETS.len()],
+}
+
+impl Metrics {
+    /// Records a finished search.
+    pub fn search_done(&self, took: Duration) {
+        self.bot_searches_total.fetch_add(1, Relaxed);
+        self.bot_search_micros
+            .fetch_add(took.as_micros() as u64, Relaxed);
+        let secs = took.as_secs_f64();
+        for (i, b) in BUCKETS.iter().enumerate() {
+            if secs <= *b {
+                self.bot_search_buckets[i].fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let mut one = |name: &str, kind: &str, help: &str, v: &AtomicU64| {
+            let _ = writeln!(out, "# HELP caro_{name} {help}");
+            let _ = writeln!(out, "# TYPE caro_{name} {kind}");
+            let _ = writeln!(out, "caro_{name} {}", v.load(Relaxed));
+        };
+        one(
+            "connections",
+            "gauge",
+            "Open WebSocket connections.",
+            &self.connections,
+        );
+        one(
+            "connections_total",
+            "counter",
+            "WebSocket connections accepted.",
+            &self.connections_total,
+        );
+        one(
+            "connections_refused_total",
+            "counter",
+            "Connections refused at max_connections.",
+            &self.connections_refused_total,
+        );
+        one("rooms", "gauge", "Open rooms.", &self.rooms);
+        one(
+            "rooms_total",
+            "counter",
+            "Rooms created.",
+            &self.rooms_total,
+        );
+        one(
+            "games_active",
+            "gauge",
+            "Games in progress.",
+            &self.games_active,
+        );
+        one(
+            "games_finished_total",
+            "counter",
+            "Games finished.",
+            &self.games_finished_total,
+        );
+        one("moves_total", "counter", "Moves played.", &self.moves_total);
+        one(
+            "messages_total",
+            "counter",
+            "Client messages received.",
+            &self.messages_total,
+        );
+        one(
+            "rate_limited_total",
+            "counter",
+            "Messages refused by the rate limit.",
+            &self.rate_limited_total,
+        );
+        one(
+            "slow_clients_dropped_total",
+            "counter",
+            "Connections dropped for falling behind.",
+            &self.slow_clients_dropped_total,
+        );
+        one(
+            "bot_searches_active",
+            "gauge",
+            "Bot searches running.",
+            &self.bot_searches_active,
+        );
+        let _ = writeln!(
+            out,
+            "# HELP caro_bot_search_seconds Duration of bot searches."
+        );
+        let _ = writeln!(out, "# TYPE caro_bot_search_seconds histogram");
+        for (i, b) in BUCKETS.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "caro_bot_search_seconds_bucket{{le=\"{b}\"}} {}",
+                self.bot_search_buckets[i].load(Relaxed)
+            );
+        }
+        let count = self.bot_searches_total.load(Relaxed);
+        let _ = writeln!(out, "caro_bot_search_seconds_bucket{{le=\"+Inf\"}} {count}");
+        let _ = writeln!(
+            out,
+            "caro_bot_search_seconds_sum {}",
+            self.bot_search_micros.load(Relaxed) as f64 / 1e6
+        );
+        let _ = writeln!(out, "caro_bot_search_seconds_count {count}");
+        out
+    }
+}

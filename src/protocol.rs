@@ -1,0 +1,592 @@
+//! Protocol v1: the serde types of every message, one JSON object per WebSocket text frame,
+//! tagged by `"type"`. `docs/protocol.md` is the contract; this module is its code.
+//!
+//! Client messages are parsed in two steps (see [`parse`]): the optional `id` is taken first, so
+//! that even a message whose body is wrong gets an error that echoes it as `re`.
+//! Server messages are serialized once ([`encode`]) and the same bytes go to every recipient.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+
+/// The protocol version announced in `welcome`.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A seat: who plays X (first) or O.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Seat {
+    /// The first player.
+    X,
+    /// The second player.
+    O,
+}
+
+impl Seat {
+    /// Both seats, X first.
+    pub const BOTH: [Seat; 2] = [Seat::X, Seat::O];
+    /// 0 for X, 1 for O.
+    pub fn index(self) -> usize {
+        match self {
+            Seat::X => 0,
+            Seat::O => 1,
+        }
+    }
+    /// The other seat.
+    pub fn other(self) -> Seat {
+        match self {
+            Seat::X => Seat::O,
+            Seat::O => Seat::X,
+        }
+    }
+}
+
+impl From<caro_engine::Player> for Seat {
+    fn from(p: caro_engine::Player) -> Seat {
+        match p {
+            caro_engine::Player::X => Seat::X,
+            caro_engine::Player::O => Seat::O,
+        }
+    }
+}
+
+/// A cell on the wire: `[x, y]`.
+pub type Cell = [u8; 2];
+
+/// Converts engine moves to wire cells.
+pub fn cells(moves: &[caro_engine::Move]) -> Vec<Cell> {
+    moves.iter().map(|m| [m.x, m.y]).collect()
+}
+
+/// How a seat is filled in `create_room`: `"me"`, `"open"` or `{"bot": "<level>"}`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum SeatSpec {
+    /// `"me"` or `"open"` (anything else is `bad_room`).
+    Word(String),
+    /// A bot of the named level.
+    Bot {
+        /// The level, a key of `[bots]` in config.toml.
+        bot: String,
+    },
+}
+
+/// What `join_room` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JoinAs {
+    /// A seat (an open one).
+    Player,
+    /// Watching.
+    Spectator,
+}
+
+/// A client message, without its `id`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMsg {
+    /// Must come first.
+    Hello {
+        /// Display name.
+        #[serde(default)]
+        name: Option<String>,
+        /// A token from an earlier `welcome`.
+        #[serde(default)]
+        token: Option<String>,
+    },
+    /// Rooms on this server.
+    ListRooms {},
+    /// Opens a room.
+    CreateRoom {
+        /// `"caro"` or `"tictactoe"`.
+        game: String,
+        /// Board width (Caro only; default 15).
+        #[serde(default)]
+        width: Option<i64>,
+        /// Board height (Caro only; default = width).
+        #[serde(default)]
+        height: Option<i64>,
+        /// Caro rule variant (default freestyle).
+        #[serde(default)]
+        rule: Option<String>,
+        /// Who plays X.
+        x: SeatSpec,
+        /// Who plays O.
+        o: SeatSpec,
+    },
+    /// Enters a room.
+    JoinRoom {
+        /// Which.
+        room_id: String,
+        /// Seat or watch; default: an open seat if any.
+        #[serde(default, rename = "as")]
+        as_: Option<JoinAs>,
+    },
+    /// Leaves a room (resigns a game in progress).
+    LeaveRoom {
+        /// Which.
+        room_id: String,
+    },
+    /// Plays a stone.
+    Move {
+        /// Where.
+        room_id: String,
+        /// Column from the left, from 0.
+        x: i64,
+        /// Row from the top, from 0.
+        y: i64,
+    },
+    /// Gives up.
+    Resign {
+        /// Where.
+        room_id: String,
+    },
+    /// Liveness check.
+    Ping {},
+    /// Replays events after `since_seq`.
+    Sync {
+        /// Where.
+        room_id: String,
+        /// The last event the client has.
+        since_seq: u64,
+    },
+}
+
+/// Parses one text frame: `(id, message)`. On failure the id (if any could be read) comes back
+/// with a description for the `bad_message` error.
+pub fn parse(text: &str) -> Result<(Option<Value>, ClientMsg), (Option<Value>, String)> {
+    let mut value: Value = serde_json::from_str(text).map_err(|e| (None, format!("{e}")))?;
+    let Some(obj) = value.as_object_mut() else {
+        return Err((None, "expected a JSON object".into()));
+    };
+    let id = obj.remove("id");
+    if !obj.contains_key("type") {
+        return Err((id, "missing \"type\"".into()));
+    }
+    match serde_json::from_value::<ClientMsg>(value) {
+        Ok(msg) => Ok((id, msg)),
+        Err(e) => Err((id, e.to_string())),
+    }
+}
+
+/// Stable error codes clients can match on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// Not JSON, not an object, unknown type, missing or mistyped field.
+    BadMessage,
+    /// Something other than `hello` came first.
+    NotHello,
+    /// A second `hello`.
+    AlreadyHello,
+    /// The name is longer than the limit.
+    NameTooLong,
+    /// No room with that id.
+    NoSuchRoom,
+    /// Only a seated player may do this.
+    NotAPlayer,
+    /// The connection is not in that room.
+    NotInRoom,
+    /// It is the other seat's turn.
+    NotYourTurn,
+    /// The game waits for its second player.
+    NotStarted,
+    /// The cell holds a stone.
+    Occupied,
+    /// The cell is not on the board.
+    OutOfBounds,
+    /// The game has ended.
+    GameOver,
+    /// No open seat.
+    SeatTaken,
+    /// The room has as many spectators as allowed.
+    RoomFull,
+    /// Invalid `create_room` parameters.
+    BadRoom,
+    /// The server has as many rooms as allowed.
+    TooManyRooms,
+    /// Too many messages; slow down.
+    RateLimited,
+    /// The server is stopping.
+    ShuttingDown,
+}
+
+impl ErrorCode {
+    /// The wire string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::BadMessage => "bad_message",
+            ErrorCode::NotHello => "not_hello",
+            ErrorCode::AlreadyHello => "already_hello",
+            ErrorCode::NameTooLong => "name_too_long",
+            ErrorCode::NoSuchRoom => "no_such_room",
+            ErrorCode::NotAPlayer => "not_a_player",
+            ErrorCode::NotInRoom => "not_in_room",
+            ErrorCode::NotYourTurn => "not_your_turn",
+            ErrorCode::NotStarted => "not_started",
+            ErrorCode::Occupied => "occupied",
+            ErrorCode::OutOfBounds => "out_of_bounds",
+            ErrorCode::GameOver => "game_over",
+            ErrorCode::SeatTaken => "seat_taken",
+            ErrorCode::RoomFull => "room_full",
+            ErrorCode::BadRoom => "bad_room",
+            ErrorCode::TooManyRooms => "too_many_rooms",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::ShuttingDown => "shutting_down",
+        }
+    }
+}
+
+/// An error for a client: a code and a human message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{code:?}: {message}")]
+pub struct ProtoError {
+    /// The stable code.
+    pub code: ErrorCode,
+    /// For humans.
+    pub message: String,
+}
+
+impl ProtoError {
+    /// An error with `code` and `message`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> ProtoError {
+        ProtoError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// A bot level as `welcome` and `/api/bots` show it.
+#[derive(Clone, Debug, Serialize)]
+pub struct BotInfo {
+    /// The level name, used in `{"bot": name}`.
+    pub name: String,
+    /// For humans.
+    pub description: String,
+    /// `"caro"` / `"tictactoe"`.
+    pub games: Vec<&'static str>,
+}
+
+/// Who sits in a seat.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlayerInfo {
+    /// Display name (the level name for bots).
+    pub name: String,
+    /// `"human"` or `"bot"`.
+    pub kind: &'static str,
+    /// The bot level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bot: Option<String>,
+    /// Whether a human is connected (bots always are).
+    pub connected: bool,
+}
+
+/// Both seats; `null` is an open seat.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Players {
+    /// X.
+    pub x: Option<PlayerInfo>,
+    /// O.
+    pub o: Option<PlayerInfo>,
+}
+
+/// Where a room stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RoomStatus {
+    /// A seat is open.
+    Waiting,
+    /// The game is on.
+    Playing,
+    /// The game is over.
+    Finished,
+}
+
+/// A room in `room_list` and `/api/rooms`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RoomSummary {
+    /// Id.
+    pub room_id: String,
+    /// `"caro"` / `"tictactoe"`.
+    pub game: &'static str,
+    /// Columns.
+    pub width: u8,
+    /// Rows.
+    pub height: u8,
+    /// Caro rule, null for tic-tac-toe.
+    pub rule: Option<&'static str>,
+    /// Where it stands.
+    pub status: RoomStatus,
+    /// Seats.
+    pub players: Players,
+    /// How many watch.
+    pub spectators: usize,
+    /// Moves played.
+    pub moves: usize,
+}
+
+/// How a game ended: the winner or a draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// X won.
+    X,
+    /// O won.
+    O,
+    /// Nobody did.
+    Draw,
+}
+
+impl From<Seat> for Outcome {
+    fn from(s: Seat) -> Outcome {
+        match s {
+            Seat::X => Outcome::X,
+            Seat::O => Outcome::O,
+        }
+    }
+}
+
+/// Why a game ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// A winning row.
+    Line,
+    /// No cell left.
+    BoardFull,
+    /// A player resigned (or left).
+    Resign,
+    /// A player did not come back in time.
+    Abandoned,
+}
+
+/// The full state of a room, in `room_joined`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RoomState {
+    /// Id.
+    pub room_id: String,
+    /// Game.
+    pub game: &'static str,
+    /// Columns.
+    pub width: u8,
+    /// Rows.
+    pub height: u8,
+    /// Caro rule or null.
+    pub rule: Option<&'static str>,
+    /// How many in a row win.
+    pub win_length: u8,
+    /// Where it stands.
+    pub status: RoomStatus,
+    /// Seats.
+    pub players: Players,
+    /// How many watch.
+    pub spectators: usize,
+    /// Cells in play order (X first).
+    pub moves: Vec<Cell>,
+    /// Seat to move, null unless playing.
+    pub turn: Option<Seat>,
+    /// Number of the last event included.
+    pub seq: u64,
+    /// When finished: the result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Outcome>,
+    /// When finished: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Reason>,
+    /// When won by a line: its cells.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<Vec<Cell>>,
+}
+
+/// Your place in a room.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct You {
+    /// `"player"` or `"spectator"`.
+    pub role: &'static str,
+    /// Your seat, for players.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seat: Option<Seat>,
+}
+
+/// A server message, without its `re`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerMsg {
+    /// Reply to `hello`.
+    Welcome {
+        /// Public id of the player.
+        player_id: String,
+        /// Name in use.
+        name: String,
+        /// Secret: resumes this identity.
+        token: String,
+        /// Always 1.
+        protocol: u32,
+        /// The token was recognised.
+        resumed: bool,
+        /// Bot levels.
+        bots: Vec<BotInfo>,
+    },
+    /// Reply to `list_rooms`.
+    RoomList {
+        /// Summaries.
+        rooms: Vec<RoomSummary>,
+    },
+    /// You are in a room; its full state.
+    RoomJoined {
+        /// State.
+        room: RoomState,
+        /// Your role.
+        you: You,
+    },
+    /// Reply to `leave_room`.
+    Left {
+        /// Which.
+        room_id: String,
+    },
+    /// A stone was played.
+    Move {
+        /// Where.
+        room_id: String,
+        /// Event number.
+        seq: u64,
+        /// Who played.
+        seat: Seat,
+        /// Column.
+        x: u8,
+        /// Row.
+        y: u8,
+        /// Next to move, null when over.
+        turn: Option<Seat>,
+    },
+    /// The game ended.
+    GameOver {
+        /// Where.
+        room_id: String,
+        /// Event number.
+        seq: u64,
+        /// Winner or draw.
+        result: Outcome,
+        /// Why.
+        reason: Reason,
+        /// The winning row.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        line: Option<Vec<Cell>>,
+    },
+    /// Seats, connections or the crowd changed.
+    RoomUpdate {
+        /// Where.
+        room_id: String,
+        /// Seats.
+        players: Players,
+        /// How many watch.
+        spectators: usize,
+    },
+    /// A bot's search progress.
+    BotThinking {
+        /// Where.
+        room_id: String,
+        /// Whose bot.
+        seat: Seat,
+        /// Depth reached.
+        depth: u8,
+        /// Score for the bot (engine units).
+        score: i32,
+        /// Nodes searched.
+        nodes: u64,
+        /// Nodes per second.
+        nps: u64,
+        /// Principal variation.
+        pv: Vec<Cell>,
+    },
+    /// End of a `sync` replay.
+    Synced {
+        /// Where.
+        room_id: String,
+        /// Last event number.
+        seq: u64,
+    },
+    /// The room is gone (cleaned up or server stopping).
+    RoomClosed {
+        /// Which.
+        room_id: String,
+    },
+    /// Reply to `ping`.
+    Pong {},
+    /// Something was refused.
+    Error {
+        /// Stable code.
+        code: ErrorCode,
+        /// For humans.
+        message: String,
+    },
+}
+
+#[derive(Serialize)]
+struct WithRe<'a> {
+    #[serde(flatten)]
+    msg: &'a ServerMsg,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    re: Option<&'a Value>,
+}
+
+/// Serializes a message once, with `re` when it answers a message that had an `id`.
+pub fn encode(msg: &ServerMsg, re: Option<&Value>) -> Utf8Bytes {
+    // Serializing these types cannot fail: no maps with non-string keys, no failing impls.
+    let text = serde_json::to_string(&WithRe { msg, re }).unwrap_or_else(|e| {
+        tracing::error!("cannot serialize {msg:?}: {e}");
+        r#"{"type":"error","code":"bad_message","message":"internal"}"#.into()
+    });
+    Utf8Bytes::from(text)
+}
+
+/// An encoded `error`.
+pub fn encode_error(err: &ProtoError, re: Option<&Value>) -> Utf8Bytes {
+    encode(
+        &ServerMsg::Error {
+            code: err.code,
+            message: err.message.clone(),
+        },
+        re,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_with_and_without_id() {
+        let (id, m) = parse(r#"{"type":"move","room_id":"r","x":1,"y":-2,"id":7}"#).unwrap();
+        assert_eq!(id, Some(json!(7)));
+        assert_eq!(
+            m,
+            ClientMsg::Move {
+                room_id: "r".into(),
+                x: 1,
+                y: -2
+            }
+        );
+        let (_, m) =
+            parse(r#"{"type":"create_room","game":"caro","x":"me","o":{"bot":"casual"}}"#).unwrap();
+        assert!(matches!(
+            m,
+            ClientMsg::CreateRoom {
+                o: SeatSpec::Bot { .. },
+                ..
+            }
+        ));
+        let (id, _) = parse(r#"{"type":"nope","id":"a"}"#).unwrap_err();
+        assert_eq!(id, Some(json!("a")));
+        assert!(parse("[1]").is_err());
+        assert!(parse("{").is_err());
+    }
+
+    #[test]
+    fn encodes_with_re() {
+        let s = encode(&ServerMsg::Pong {}, Some(&json!(3)));
+        assert_eq!(s.as_str(), r#"{"type":"pong","re":3}"#);
+    }
+}

@@ -1,0 +1,271 @@
+//! Rooms: one task per room owns its [`Board`](caro_engine::Board), its seats, its members and
+//! its event log; everyone else holds a cloneable [`RoomHandle`] and sends [`RoomCmd`]s. Replies
+//! and errors go straight into the asking client's queue (in order with the room's broadcasts);
+//! a oneshot tells the connection the outcome where it must keep books (joined rooms, seats).
+//!
+//! A room never blocks on a client: every send is a `try_send` into a bounded queue, and a client
+//! whose queue is full is dropped.
+
+mod actor;
+
+use std::sync::Arc;
+
+use caro_engine::{GameKind, Rule, Rules};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::connection::ClientHandle;
+use crate::lobby::RoomEntry;
+use crate::protocol::{ErrorCode, JoinAs, ProtoError, Seat, SeatSpec};
+use crate::Server;
+
+/// Who sends a command: the identity and the connection to answer.
+#[derive(Clone)]
+pub struct Who {
+    /// Public player id.
+    pub player_id: Arc<str>,
+    /// Display name.
+    pub name: Arc<str>,
+    /// The connection.
+    pub client: ClientHandle,
+}
+
+/// A seat as `create_room` asked for it, checked.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SeatKind {
+    /// The creator.
+    Me,
+    /// Waiting for someone to join.
+    Open,
+    /// A bot of this level.
+    Bot(String),
+}
+
+/// Checked `create_room` parameters.
+#[derive(Clone, Debug)]
+pub struct RoomParams {
+    /// Board and rule.
+    pub rules: Rules,
+    /// X then O.
+    pub seats: [SeatKind; 2],
+}
+
+/// What a join achieved: the seat taken, or `None` for a spectator.
+pub type Joined = Option<Seat>;
+
+/// Commands to a room task.
+pub enum RoomCmd {
+    /// Enter as player or spectator. The room sends `room_joined`; the connection sends errors.
+    Join {
+        /// Asker.
+        who: Who,
+        /// Preference.
+        as_: Option<JoinAs>,
+        /// Message id to echo.
+        re: Option<Value>,
+        /// Outcome.
+        reply: oneshot::Sender<Result<Joined, ProtoError>>,
+    },
+    /// Leave (resigns a game in progress). The connection answers `left`.
+    Leave {
+        /// Asker.
+        who: Who,
+        /// Whether the asker was in the room.
+        reply: oneshot::Sender<Result<(), ProtoError>>,
+    },
+    /// Play a stone.
+    Move {
+        /// Asker.
+        who: Who,
+        /// Column.
+        x: i64,
+        /// Row.
+        y: i64,
+        /// Message id.
+        re: Option<Value>,
+    },
+    /// Give up.
+    Resign {
+        /// Asker.
+        who: Who,
+        /// Message id.
+        re: Option<Value>,
+    },
+    /// Replay events.
+    Sync {
+        /// Asker.
+        who: Who,
+        /// Last event the client has.
+        since_seq: u64,
+        /// Message id.
+        re: Option<Value>,
+    },
+    /// A resumed session: restores its seat (and sends `room_joined`) if it holds one.
+    Reconnect {
+        /// The new connection.
+        who: Who,
+        /// Whether it holds a seat here.
+        reply: oneshot::Sender<bool>,
+    },
+    /// A connection ended.
+    Disconnected {
+        /// Who.
+        player_id: Arc<str>,
+        /// Which connection (a newer one of the same player is left alone).
+        conn_id: u64,
+    },
+}
+
+/// A cloneable way to reach a room task.
+#[derive(Clone)]
+pub struct RoomHandle {
+    /// Room id.
+    pub id: Arc<str>,
+    tx: mpsc::Sender<RoomCmd>,
+}
+
+fn gone() -> ProtoError {
+    ProtoError::new(ErrorCode::NoSuchRoom, "the room has closed")
+}
+
+impl RoomHandle {
+    /// Sends a command; fails when the room has closed.
+    pub async fn send(&self, cmd: RoomCmd) -> Result<(), ProtoError> {
+        self.tx.send(cmd).await.map_err(|_| gone())
+    }
+
+    /// Join and wait for the outcome.
+    pub async fn join(
+        &self,
+        who: Who,
+        as_: Option<JoinAs>,
+        re: Option<Value>,
+    ) -> Result<Joined, ProtoError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(RoomCmd::Join {
+            who,
+            as_,
+            re,
+            reply,
+        })
+        .await?;
+        rx.await.map_err(|_| gone())?
+    }
+
+    /// Leave and wait for the outcome.
+    pub async fn leave(&self, who: Who) -> Result<(), ProtoError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(RoomCmd::Leave { who, reply }).await?;
+        rx.await.map_err(|_| gone())?
+    }
+
+    /// Restore a seat after a resume.
+    pub async fn reconnect(&self, who: Who) -> bool {
+        let (reply, rx) = oneshot::channel();
+        if self.send(RoomCmd::Reconnect { who, reply }).await.is_err() {
+            return false;
+        }
+        rx.await.unwrap_or(false)
+    }
+}
+
+/// Checks `create_room` parameters against the config (board bounds, rule, bot levels).
+pub fn check_params(
+    server: &Server,
+    game: &str,
+    width: Option<i64>,
+    height: Option<i64>,
+    rule: Option<&str>,
+    x: &SeatSpec,
+    o: &SeatSpec,
+) -> Result<RoomParams, ProtoError> {
+    let bad = |m: String| ProtoError::new(ErrorCode::BadRoom, m);
+    let kind: GameKind = game
+        .parse()
+        .map_err(|e: caro_engine::RulesError| bad(e.to_string()))?;
+    let cfg = &server.config;
+    let rules = match kind {
+        GameKind::TicTacToe => {
+            if width.is_some_and(|w| w != 3) || height.is_some_and(|h| h != 3) {
+                return Err(bad("tic-tac-toe is played on 3x3".into()));
+            }
+            if rule.is_some_and(|r| r != "freestyle") {
+                return Err(bad("tic-tac-toe has no rule variants".into()));
+            }
+            Rules::tictactoe()
+        }
+        GameKind::Caro => {
+            let w = width.unwrap_or(15);
+            let h = height.unwrap_or(w);
+            let (min, max) = (cfg.min_board as i64, cfg.max_board as i64);
+            if !(min..=max).contains(&w) || !(min..=max).contains(&h) {
+                return Err(bad(format!(
+                    "board {w}x{h} is outside {min}x{min}..={max}x{max}"
+                )));
+            }
+            let rule: Rule = rule
+                .unwrap_or("freestyle")
+                .parse()
+                .map_err(|e: caro_engine::RulesError| bad(e.to_string()))?;
+            Rules::caro(w as u8, h as u8, rule).map_err(|e| bad(e.to_string()))?
+        }
+    };
+    let seat = |s: &SeatSpec, name: &str| -> Result<SeatKind, ProtoError> {
+        match s {
+            SeatSpec::Word(w) if w == "me" => Ok(SeatKind::Me),
+            SeatSpec::Word(w) if w == "open" => Ok(SeatKind::Open),
+            SeatSpec::Word(w) => Err(bad(format!(
+                "{name}: expected \"me\", \"open\" or {{\"bot\": level}}, got {w:?}"
+            ))),
+            SeatSpec::Bot { bot } => match server.bots.levels().get(bot) {
+                None => Err(bad(format!("{name}: unknown bot level {bot:?}"))),
+                Some(b) if !b.games.contains(&kind) => {
+                    Err(bad(format!("{name}: bot {bot:?} does not play {kind}")))
+                }
+                Some(_) => Ok(SeatKind::Bot(bot.clone())),
+            },
+        }
+    };
+    let seats = [seat(x, "x")?, seat(o, "o")?];
+    if seats.iter().all(|s| *s == SeatKind::Me) {
+        return Err(bad("you can take only one seat".into()));
+    }
+    Ok(RoomParams { rules, seats })
+}
+
+/// Creates a room with `creator` in it and registers it; the room sends `room_joined` itself.
+/// Returns the room id and the creator's seat.
+pub fn create(
+    server: &Arc<Server>,
+    creator: Who,
+    params: RoomParams,
+    re: Option<Value>,
+) -> Result<(Arc<str>, Joined), ProtoError> {
+    if server.shutdown.is_cancelled() {
+        return Err(ProtoError::new(
+            ErrorCode::ShuttingDown,
+            "the server is shutting down",
+        ));
+    }
+    if server.lobby.room_count() >= server.config.max_rooms {
+        return Err(ProtoError::new(
+            ErrorCode::TooManyRooms,
+            "the server has as many rooms as it allows; try again later",
+        ));
+    }
+    let id: Arc<str> = uuid::Uuid::new_v4().simple().to_string()[..10].into();
+    let (tx, rx) = mpsc::channel(256);
+    let handle = RoomHandle { id: id.clone(), tx };
+    let seat = params
+        .seats
+        .iter()
+        .position(|s| *s == SeatKind::Me)
+        .map(|i| Seat::BOTH[i]);
+    let (actor, summary) = actor::Room::new(server.clone(), id.clone(), params, creator, re);
+    server.lobby.insert_room(RoomEntry { handle, summary });
+    server.tracker.spawn(actor.run(rx));
+    Ok((id, seat))
+}
+
+/// A summary channel for a room (used by the actor).
+pub(crate) type SummaryTx = watch::Sender<crate::protocol::RoomSummary>;

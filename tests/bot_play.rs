@@ -1,0 +1,170 @@
+//! Playing strength through the server: a strong bot takes an immediate win, blocks a four, and
+//! never loses to a straight line or at tic-tac-toe.
+//!
+//! EXPECTED TO FAIL until the real engine lands: the engine's search on this branch is a
+//! placeholder that plays the first empty cell. The assertions describe what any strong engine
+//! does, so they pass unchanged once the search is real.
+
+mod common;
+
+use caro_engine::{Board, Cell, Move, Player, Rules};
+use common::*;
+use serde_json::json;
+
+/// Cells where `p` completes `win_length` in a row (freestyle: k or more).
+fn winning_cells(board: &Board, p: Player) -> Vec<(u8, u8)> {
+    let k = board.rules().win_length() as i64;
+    let mut out = Vec::new();
+    for y in 0..board.height() as i64 {
+        for x in 0..board.width() as i64 {
+            if board.get(x, y) != Cell::Empty {
+                continue;
+            }
+            let wins = [(1, 0), (0, 1), (1, 1), (1, -1)].iter().any(|(dx, dy)| {
+                let run = |sx: i64, sy: i64| {
+                    let mut n = 0;
+                    let (mut cx, mut cy) = (x + sx, y + sy);
+                    while board.contains(cx, cy) && board.get(cx, cy).player() == Some(p) {
+                        n += 1;
+                        cx += sx;
+                        cy += sy;
+                    }
+                    n
+                };
+                1 + run(*dx, *dy) + run(-dx, -dy) >= k
+            });
+            if wins {
+                out.push((x as u8, y as u8));
+            }
+        }
+    }
+    out
+}
+
+/// Plays a game of the human (X, choosing moves with `choose`) against the `strong` bot (O),
+/// checking every bot move; returns the result.
+async fn duel(
+    rules: Rules,
+    create_msg: serde_json::Value,
+    choose: impl Fn(&Board) -> (u8, u8),
+) -> String {
+    let server = start(config()).await;
+    let (mut c, _) = server.hello("h").await;
+    let (_, room) = create(&mut c, create_msg).await;
+    let mut board = Board::new(rules);
+    let human = Player::X;
+    let bot = Player::O;
+    let send_move = |board: &Board| {
+        let wins = winning_cells(board, human);
+        let (x, y) = wins.first().copied().unwrap_or_else(|| choose(board));
+        json!({"type": "move", "room_id": room, "x": x, "y": y})
+    };
+    c.send(send_move(&board)).await;
+    loop {
+        let v = c.event().await;
+        match v["type"].as_str().unwrap() {
+            "move" => {
+                let cell = (
+                    v["x"].as_u64().unwrap() as u8,
+                    v["y"].as_u64().unwrap() as u8,
+                );
+                if v["seat"] == "o" {
+                    let bot_wins = winning_cells(&board, bot);
+                    let human_wins = winning_cells(&board, human);
+                    if !bot_wins.is_empty() {
+                        assert!(
+                            bot_wins.contains(&cell),
+                            "the bot missed an immediate win at {bot_wins:?}, played {cell:?}"
+                        );
+                    } else if human_wins.len() == 1 {
+                        assert_eq!(cell, human_wins[0], "the bot did not block the four");
+                    }
+                }
+                board.try_play(Move::new(cell.0, cell.1)).unwrap();
+                if v["turn"] == "x" {
+                    c.send(send_move(&board)).await;
+                }
+            }
+            "game_over" => {
+                server.stop().await;
+                return v["result"].as_str().unwrap().to_string();
+            }
+            other => panic!("unexpected {other}: {v}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn strong_bot_blocks_a_straight_line_and_never_loses_to_it() {
+    // The human builds a row on y = 7 outward from the centre, then on the next rows.
+    let order: Vec<(u8, u8)> = (7..15)
+        .chain(8..15)
+        .flat_map(|y| [7u8, 8, 9, 10, 6, 11, 5, 12, 4, 13, 3, 14, 2, 1, 0].map(|x| (x, y)))
+        .collect();
+    let result = duel(
+        Rules::caro_default(),
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "strong"}}),
+        |b| {
+            *order
+                .iter()
+                .find(|(x, y)| b.get(*x as i64, *y as i64) == Cell::Empty)
+                .unwrap()
+        },
+    )
+    .await;
+    assert_ne!(result, "x", "the human's straight line won");
+}
+
+#[tokio::test]
+async fn strong_bot_takes_an_immediate_win_against_a_passive_player() {
+    // Scattered stones two cells apart in a corner: never a threat.
+    let order: Vec<(u8, u8)> = (0..8)
+        .flat_map(|y| (0..8).map(move |x| (14 - 2 * x, 14 - 2 * y)))
+        .filter(|(x, y)| *x < 15 && *y < 15)
+        .collect();
+    let result = duel(
+        Rules::caro_default(),
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "strong"}}),
+        |b| {
+            *order
+                .iter()
+                .find(|(x, y)| b.get(*x as i64, *y as i64) == Cell::Empty)
+                .unwrap()
+        },
+    )
+    .await;
+    assert_eq!(result, "o", "the bot should win against a passive player");
+}
+
+#[tokio::test]
+async fn strong_bot_never_loses_at_tictactoe() {
+    let pref = [
+        (1, 1),
+        (0, 0),
+        (2, 2),
+        (0, 2),
+        (2, 0),
+        (1, 0),
+        (0, 1),
+        (2, 1),
+        (1, 2),
+    ];
+    let result = duel(
+        Rules::tictactoe(),
+        json!({"type": "create_room", "game": "tictactoe", "x": "me", "o": {"bot": "strong"}}),
+        |b| {
+            // A sensible human: block the bot's threat, else take the best free cell.
+            winning_cells(b, Player::O)
+                .first()
+                .copied()
+                .unwrap_or_else(|| {
+                    *pref
+                        .iter()
+                        .find(|(x, y)| b.get(*x as i64, *y as i64) == Cell::Empty)
+                        .unwrap()
+                })
+        },
+    )
+    .await;
+    assert_ne!(result, "x", "a perfect tic-tac-toe player never loses");
+}

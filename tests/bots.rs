@@ -1,0 +1,145 @@
+//! Humans against bots on both games, bot against bot to the end, and a search cancelled when
+//! its game ends. These check legality and the event stream, not playing strength (that is
+//! tests/bot_play.rs).
+
+mod common;
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use common::*;
+use serde_json::{json, Value};
+
+/// Collects a room's record events until game_over; checks seq, alternation and legality.
+async fn play_out(
+    c: &mut Client,
+    room: &str,
+    mut seq: u64,
+    mut taken: HashSet<(u64, u64)>,
+    size: (u64, u64),
+    human: Option<&str>,
+) -> (Value, usize) {
+    let mut thinking = 0;
+    loop {
+        let v = c.recv_skip(&["room_update"]).await;
+        match v["type"].as_str().unwrap() {
+            "bot_thinking" => {
+                assert_eq!(v["room_id"], room);
+                thinking += 1;
+            }
+            "move" => {
+                seq += 1;
+                assert_eq!(v["seq"], seq, "{v}");
+                let expected_seat = if seq % 2 == 1 { "x" } else { "o" };
+                assert_eq!(v["seat"], expected_seat);
+                let cell = (v["x"].as_u64().unwrap(), v["y"].as_u64().unwrap());
+                assert!(cell.0 < size.0 && cell.1 < size.1, "{v}");
+                assert!(taken.insert(cell), "cell played twice: {v}");
+                if v["turn"].is_null() {
+                    continue;
+                }
+                if Some(v["turn"].as_str().unwrap()) == human {
+                    // The human plays the first empty cell in reading order.
+                    let free = (0..size.1)
+                        .flat_map(|y| (0..size.0).map(move |x| (x, y)))
+                        .find(|c| !taken.contains(c))
+                        .unwrap();
+                    c.send(json!({"type": "move", "room_id": room, "x": free.0, "y": free.1}))
+                        .await;
+                }
+            }
+            "game_over" => {
+                seq += 1;
+                assert_eq!(v["seq"], seq, "{v}");
+                return (v, thinking);
+            }
+            other => panic!("unexpected {other}: {v}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn human_vs_bot_caro_bot_answers_legally() {
+    let server = start(config()).await;
+    let (mut a, _) = server.hello("a").await;
+    let (j, room) = create(
+        &mut a,
+        json!({"type": "create_room", "game": "caro", "width": 9, "x": "me", "o": {"bot": "quick"}}),
+    )
+    .await;
+    assert_eq!(j["room"]["status"], "playing");
+    assert_eq!(j["room"]["players"]["o"], bot("quick"));
+    a.send(json!({"type": "move", "room_id": room, "x": 4, "y": 4}))
+        .await;
+    let (over, thinking) = play_out(&mut a, &room, 0, HashSet::new(), (9, 9), Some("x")).await;
+    assert!(thinking > 0, "bot_thinking was sent");
+    assert!(["line", "board_full"].contains(&over["reason"].as_str().unwrap()));
+    let (_, metrics) = server.get("/metrics").await;
+    assert!(
+        !metrics.contains("caro_bot_searches_total 0\n"),
+        "{metrics}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn human_vs_bot_tictactoe_bot_moves_first() {
+    let server = start(config()).await;
+    let (mut a, _) = server.hello("a").await;
+    let (j, room) = create(
+        &mut a,
+        json!({"type": "create_room", "game": "tictactoe", "x": {"bot": "strong"}, "o": "me"}),
+    )
+    .await;
+    assert_eq!(j["you"], json!({"role": "player", "seat": "o"}));
+    let (over, _) = play_out(&mut a, &room, 0, HashSet::new(), (3, 3), Some("o")).await;
+    assert_eq!(over["room_id"], room);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn bot_vs_bot_to_the_end_with_the_creator_watching() {
+    let server = start(config()).await;
+    let (mut a, _) = server.hello("a").await;
+    for (game, size) in [("tictactoe", 3), ("caro", 7)] {
+        let mut msg = json!({"type": "create_room", "game": game,
+            "x": {"bot": "quick"}, "o": {"bot": "quick"}});
+        if game == "caro" {
+            msg["width"] = json!(size);
+        }
+        let (j, room) = create(&mut a, msg).await;
+        assert_eq!(j["you"], json!({"role": "spectator"}));
+        let (over, _) = play_out(&mut a, &room, 0, HashSet::new(), (size, size), None).await;
+        assert_ne!(over["reason"], "resign");
+        // The finished room stays listed and watchable.
+        let (_, body) = server.get("/api/rooms").await;
+        assert!(body.contains(&room));
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_search_is_cancelled_when_its_game_ends() {
+    // Bots take at least 400 ms a move here, so the resignation lands mid-search.
+    let server = start(config_with("", "", "", "min_move_ms = 400")).await;
+    let (mut a, _) = server.hello("a").await;
+    let (_, room) = create(
+        &mut a,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "quick"}}),
+    )
+    .await;
+    a.send(json!({"type": "move", "room_id": room, "x": 7, "y": 7}))
+        .await;
+    assert_eq!(a.event().await["seq"], 1);
+    a.send(json!({"type": "resign", "room_id": room})).await;
+    assert_eq!(
+        a.event().await,
+        json!({"type": "game_over", "room_id": room, "seq": 2, "result": "o", "reason": "resign"})
+    );
+    // No bot move ever arrives.
+    let deadline = tokio::time::Instant::now() + Duration::from_millis(800);
+    while let Ok(v) = tokio::time::timeout_at(deadline, a.recv()).await {
+        assert_eq!(v["type"], "bot_thinking", "{v}");
+    }
+    server.stop().await;
+}

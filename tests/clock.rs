@@ -1,0 +1,202 @@
+//! Time-based room rules, with tokio's clock paused (`start_paused`): the rooms run for real but
+//! their clients are in-memory queues, so minutes pass instantly and exactly.
+//! The same rules are exercised over real sockets with short durations in tests/reconnect.rs.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use caro_arena::config::Config;
+use caro_arena::connection::ClientHandle;
+use caro_arena::protocol::SeatSpec;
+use caro_arena::room::{self, RoomCmd, Who};
+use caro_arena::store::NullStore;
+use caro_arena::Server;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+
+struct Fake {
+    who: Who,
+    rx: mpsc::Receiver<Utf8Bytes>,
+}
+
+impl Fake {
+    fn new(server: &Arc<Server>, name: &str) -> Fake {
+        let (client, rx, _kick) = ClientHandle::new(server.next_id(), 64, server.metrics.clone());
+        Fake {
+            who: Who {
+                player_id: format!("id-{name}").into(),
+                name: name.into(),
+                client,
+            },
+            rx,
+        }
+    }
+    /// Everything queued so far, once the rooms have caught up.
+    async fn drain(&mut self) -> Vec<Value> {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        let mut out = Vec::new();
+        while let Ok(b) = self.rx.try_recv() {
+            out.push(serde_json::from_str(b.as_str()).unwrap());
+        }
+        out
+    }
+    fn types(v: &[Value]) -> Vec<&str> {
+        v.iter().map(|m| m["type"].as_str().unwrap()).collect()
+    }
+}
+
+/// A room with `x` and `o` seated and X's first move played at (7,7).
+async fn game(server: &Arc<Server>) -> (Fake, Fake, room::RoomHandle) {
+    let mut x = Fake::new(server, "x");
+    let mut o = Fake::new(server, "o");
+    let params = room::check_params(
+        server,
+        "caro",
+        None,
+        None,
+        None,
+        &SeatSpec::Word("me".into()),
+        &SeatSpec::Word("open".into()),
+    )
+    .unwrap();
+    let (id, _) = room::create(server, x.who.clone(), params, None).unwrap();
+    let handle = server.lobby.room(&id).unwrap().handle;
+    handle.join(o.who.clone(), None, None).await.unwrap();
+    play(&handle, &x, 7, 7).await;
+    x.drain().await;
+    o.drain().await;
+    (x, o, handle)
+}
+
+async fn play(h: &room::RoomHandle, f: &Fake, x: i64, y: i64) {
+    h.send(RoomCmd::Move {
+        who: f.who.clone(),
+        x,
+        y,
+        re: None,
+    })
+    .await
+    .unwrap();
+}
+
+async fn disconnect(h: &room::RoomHandle, f: &Fake) {
+    h.send(RoomCmd::Disconnected {
+        player_id: f.who.player_id.clone(),
+        conn_id: f.who.client.conn_id,
+    })
+    .await
+    .unwrap();
+}
+
+fn server() -> Arc<Server> {
+    Server::new(Config::default(), Arc::new(NullStore))
+}
+
+fn abandoned(room: &str, seq: u64, winner: &str) -> Value {
+    json!({"type": "game_over", "room_id": room, "seq": seq, "result": winner,
+        "reason": "abandoned"})
+}
+
+#[tokio::test(start_paused = true)]
+async fn absent_on_their_turn_loses_after_exactly_the_grace_period() {
+    let server = server();
+    let (mut x, o, h) = game(&server).await;
+    disconnect(&h, &o).await; // O to move
+    assert_eq!(Fake::types(&x.drain().await), ["room_update"]);
+    tokio::time::sleep(Duration::from_millis(59_900)).await;
+    assert!(x.drain().await.is_empty());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(x.drain().await, [abandoned(&h.id, 2, "x")]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_clock_waits_for_the_absent_players_turn() {
+    let server = server();
+    let (mut x, mut o, h) = game(&server).await;
+    disconnect(&h, &x).await; // O to move: X's clock does not run
+    o.drain().await;
+    tokio::time::sleep(Duration::from_secs(200)).await;
+    assert!(
+        o.drain().await.is_empty(),
+        "no abandonment while it is O's turn"
+    );
+    play(&h, &o, 0, 0).await; // now X's clock starts
+    assert_eq!(Fake::types(&o.drain().await), ["move"]);
+    tokio::time::sleep(Duration::from_millis(59_900)).await;
+    assert!(o.drain().await.is_empty());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(o.drain().await, [abandoned(&h.id, 3, "o")]);
+    drop(x);
+}
+
+#[tokio::test(start_paused = true)]
+async fn reconnecting_stops_the_clock() {
+    let server = server();
+    let (mut x, o, h) = game(&server).await;
+    disconnect(&h, &o).await;
+    tokio::time::sleep(Duration::from_secs(50)).await;
+    let mut o2 = Fake::new(&server, "o");
+    assert!(h.reconnect(o2.who.clone()).await);
+    assert_eq!(
+        Fake::types(&o2.drain().await),
+        ["room_joined", "room_update"]
+    );
+    tokio::time::sleep(Duration::from_secs(600)).await;
+    let seen = x.drain().await;
+    assert_eq!(Fake::types(&seen), ["room_update", "room_update"]);
+    drop(o);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_absent_player_loses_at_the_cap_even_when_the_opponent_stalls() {
+    let server = server();
+    let (mut x, mut o, h) = game(&server).await;
+    disconnect(&h, &x).await; // O to move, and O never does
+    o.drain().await;
+    tokio::time::sleep(Duration::from_millis(299_900)).await;
+    assert!(o.drain().await.is_empty());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(o.drain().await, [abandoned(&h.id, 2, "o")]);
+    drop(x);
+}
+
+#[tokio::test(start_paused = true)]
+async fn spectator_counts_are_batched_once_a_second() {
+    let server = server();
+    let (mut x, _o, h) = game(&server).await;
+    let mut crowd = Vec::new();
+    for i in 0..5 {
+        let f = Fake::new(&server, &format!("s{i}"));
+        h.join(f.who.clone(), None, None).await.unwrap();
+        crowd.push(f);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The game's own updates happened at t=0; the crowd changes wait for the next second.
+    assert!(x.drain().await.is_empty());
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let seen = x.drain().await;
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["type"], "room_update");
+    assert_eq!(seen[0]["spectators"], 5);
+}
+
+#[tokio::test(start_paused = true)]
+async fn finished_rooms_close_after_their_ttl() {
+    let server = server();
+    let (mut x, o, h) = game(&server).await;
+    h.send(RoomCmd::Resign {
+        who: o.who.clone(),
+        re: None,
+    })
+    .await
+    .unwrap();
+    assert_eq!(Fake::types(&x.drain().await), ["game_over"]);
+    tokio::time::sleep(Duration::from_secs(599)).await;
+    assert!(server.lobby.room(&h.id).is_some());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(Fake::types(&x.drain().await), ["room_closed"]);
+    assert!(server.lobby.room(&h.id).is_none());
+}

@@ -1,0 +1,269 @@
+//! Test harness: starts the real server in-process on port 0 (`run_with_store`) and talks to it
+//! over real sockets with a JSON WebSocket client.
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use caro_arena::config::Config;
+use caro_arena::store::MemoryStore;
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+/// How long a test waits for a message it expects.
+pub const WAIT: Duration = Duration::from_secs(10);
+
+/// Short timings and fast bots so the suite stays quick. Each argument adds keys to its table;
+/// a key given there replaces the test default.
+pub fn config_with(server: &str, limits: &str, rooms: &str, search: &str) -> Config {
+    let with = |given: &str, defaults: &[&str]| {
+        let mut out = given.to_string();
+        for d in defaults {
+            let key = d.split('=').next().unwrap().trim();
+            if !given.contains(key) {
+                out.push('\n');
+                out.push_str(d);
+            }
+        }
+        out
+    };
+    let limits = with(limits, &["rate_per_sec = 1000.0", "rate_burst = 1000"]);
+    let rooms = with(rooms, &["crowd_update_ms = 0"]);
+    let search = with(
+        search,
+        &[
+            "max_concurrent = 2",
+            "thinking_interval_ms = 0",
+            "min_move_ms = 0",
+        ],
+    );
+    let text = format!(
+        r#"
+[server]
+log = "warn"
+shutdown_timeout_ms = 5000
+{server}
+
+[limits]
+{limits}
+
+[rooms]
+{rooms}
+
+[search]
+{search}
+
+[bots.quick]
+description = "Fast test bot"
+games = ["caro", "tictactoe"]
+max_depth = 2
+time_ms = 50
+
+[bots.strong]
+description = "Full-strength test bot"
+games = ["caro", "tictactoe"]
+max_depth = 8
+time_ms = 300
+
+[bots.classic]
+description = "Caro only"
+games = ["caro"]
+style = "classic"
+max_depth = 2
+time_ms = 50
+"#
+    );
+    Config::from_toml(&text).expect("test config")
+}
+
+/// The default test configuration.
+pub fn config() -> Config {
+    config_with("", "", "", "")
+}
+
+/// A server running in this process.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub store: Arc<MemoryStore>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+/// Starts a server on 127.0.0.1:0.
+pub async fn start(config: Config) -> TestServer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let store = Arc::new(MemoryStore::default());
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(caro_arena::run_with_store(
+        listener,
+        config,
+        store.clone(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    TestServer {
+        addr,
+        store,
+        stop: Some(stop),
+        task: Some(task),
+    }
+}
+
+impl TestServer {
+    /// A connected WebSocket client that has not said hello.
+    pub async fn connect(&self) -> Client {
+        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", self.addr))
+            .await
+            .expect("connect");
+        Client { ws }
+    }
+
+    /// A client after `hello`; returns it and the `welcome`.
+    pub async fn hello(&self, name: &str) -> (Client, Value) {
+        let mut c = self.connect().await;
+        c.send(json!({"type": "hello", "name": name})).await;
+        let w = c.recv().await;
+        assert_eq!(w["type"], "welcome", "{w}");
+        (c, w)
+    }
+
+    /// Signals shutdown and waits for `run` to return; panics if it fails or hangs.
+    pub async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        let r = tokio::time::timeout(WAIT, self.task.take().unwrap())
+            .await
+            .expect("server stops in time")
+            .expect("server task");
+        r.expect("run returns Ok");
+    }
+
+    /// A raw HTTP GET: (status line, body).
+    pub async fn get(&self, path: &str) -> (String, String) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = TcpStream::connect(self.addr).await.unwrap();
+        s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let mut buf = Vec::new();
+        tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap();
+        (head.lines().next().unwrap().to_string(), body.to_string())
+    }
+}
+
+/// A JSON WebSocket client.
+pub struct Client {
+    pub ws: WebSocketStream<MaybeTlsStream<TcpStream>>,
+}
+
+impl Client {
+    pub async fn send(&mut self, v: Value) {
+        self.send_text(&v.to_string()).await;
+    }
+
+    pub async fn send_text(&mut self, text: &str) {
+        self.ws
+            .send(Message::Text(text.to_string().into()))
+            .await
+            .expect("send");
+    }
+
+    /// The next JSON message (pings and pongs skipped). Panics on close or timeout.
+    pub async fn recv(&mut self) -> Value {
+        loop {
+            let m = tokio::time::timeout(WAIT, self.ws.next())
+                .await
+                .expect("timed out waiting for a message")
+                .expect("stream ended")
+                .expect("websocket error");
+            match m {
+                Message::Text(t) => return serde_json::from_str(t.as_str()).expect("json"),
+                Message::Close(f) => panic!("closed: {f:?}"),
+                _ => {}
+            }
+        }
+    }
+
+    /// The next message whose type is not in `skip`.
+    pub async fn recv_skip(&mut self, skip: &[&str]) -> Value {
+        loop {
+            let v = self.recv().await;
+            if !skip.iter().any(|s| v["type"] == *s) {
+                return v;
+            }
+        }
+    }
+
+    /// The next message, skipping `bot_thinking` and `room_update`.
+    pub async fn event(&mut self) -> Value {
+        self.recv_skip(&["bot_thinking", "room_update"]).await
+    }
+
+    /// Asserts the next message equals `expected`.
+    pub async fn expect(&mut self, expected: Value) {
+        let got = self.recv().await;
+        assert_eq!(got, expected);
+    }
+
+    /// Sends and expects an exact reply.
+    pub async fn ask(&mut self, msg: Value, expected: Value) {
+        self.send(msg).await;
+        self.expect(expected).await;
+    }
+
+    /// Waits for the close frame (skipping other messages); `None` if the stream ends without one.
+    pub async fn closed(&mut self) -> Option<CloseFrame> {
+        loop {
+            match tokio::time::timeout(WAIT, self.ws.next())
+                .await
+                .expect("timed out waiting for close")
+            {
+                Some(Ok(Message::Close(f))) => return f,
+                Some(Ok(_)) => continue,
+                Some(Err(_)) | None => return None,
+            }
+        }
+    }
+
+    /// Asserts nothing but pings/pongs arrives within `d`.
+    pub async fn quiet(&mut self, d: Duration) {
+        let deadline = tokio::time::Instant::now() + d;
+        loop {
+            match tokio::time::timeout_at(deadline, self.ws.next()).await {
+                Err(_) => return,
+                Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => {}
+                Ok(other) => panic!("expected silence, got {other:?}"),
+            }
+        }
+    }
+}
+
+/// Creates a room and returns (room_joined message, room id).
+pub async fn create(c: &mut Client, msg: Value) -> (Value, String) {
+    c.send(msg).await;
+    let v = c.recv().await;
+    assert_eq!(v["type"], "room_joined", "{v}");
+    let id = v["room"]["room_id"].as_str().unwrap().to_string();
+    (v, id)
+}
+
+pub fn human(name: &str, connected: bool) -> Value {
+    json!({"name": name, "kind": "human", "connected": connected})
+}
+
+pub fn bot(level: &str) -> Value {
+    json!({"name": level, "kind": "bot", "bot": level, "connected": true})
+}
