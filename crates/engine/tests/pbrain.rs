@@ -201,15 +201,26 @@ fn a_scripted_session() {
         "INFO folder /tmp",
         "INFO evaluate 7,7",
         "INFO some_future_key 42",
+        "INFO time_left -20",
+        "INFO time_left 2147483647",
         "INFO rule 9",
     ] {
         brain.send(info);
     }
-    brain.expect_prefix("INFO rule 4", "ERROR"); // renju
-    brain.expect_prefix("INFO rule 5", "ERROR"); // renju with exact five
-    brain.expect_prefix("INFO rule x", "ERROR");
+    // A rule we cannot play: INFO is never answered (the manager does not read replies to it);
+    // the error comes at the next game command, and stays until a rule we can play arrives.
+    brain.send("INFO rule 4"); // renju
+    brain.expect_prefix("START 15", "ERROR unsupported rule 4");
+    brain.expect_prefix("BEGIN", "ERROR unsupported rule 4");
+    brain.send("INFO rule 5"); // renju with exact five
+    let reply = brain.board(&[(7, 7, 2)]);
+    assert!(reply.starts_with("ERROR unsupported rule 5"), "{reply}");
+    brain.expect_prefix("ABOUT", "name="); // not a game command
+    brain.send("INFO rule x");
+    brain.expect_prefix("TURN 1,1", "ERROR unsupported rule x");
     brain.send("INFO rule 1");
     brain.send("INFO rule 9");
+    brain.expect("START 15", "OK");
 
     // We open, they answer, we answer.
     let first = brain.expect_move("BEGIN");
