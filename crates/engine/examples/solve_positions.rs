@@ -119,7 +119,9 @@ fn main() {
         );
         all.total += t.total;
         all.correct += t.correct;
-        all.claims_win += t.claims_win;
+        if label == "MATE" {
+            all.claims_win += t.claims_win;
+        }
         all.failed += t.failed;
     }
     println!(

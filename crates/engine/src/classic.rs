@@ -2,15 +2,16 @@
 //!
 //! What the seed did, and so what this module does:
 //! - plain negamax with alpha-beta pruning to a fixed depth (4 for the `classic` level): no
-//!   principal-variation search, no transposition table, no threat search, no iterative
-//!   deepening and no move ordering beyond the board's row-by-row order;
+//!   principal-variation search, no transposition table, no threat search, no move ordering
+//!   beyond the board's row-by-row order, and no iterative deepening beyond one depth-2 pass
+//!   first, so that a search stopped by the clock still has a sound move (see [`search`]);
 //! - candidate moves: the empty cells within [`RADIUS`] (Chebyshev distance) of any stone, the
 //!   centre on an empty board;
 //! - the seed's evaluation, counted over every window of `k` cells in a row (`k` = the win
 //!   length, five in Caro) along the four directions: a window holding no opponent stone and
 //!   exactly `k - 2` own stones (a "three") scores +300, one with `k - 1` own stones (a "four")
-//!   +600; the opponent's windows count the same, negated. So an open three `.XXX.` on an open
-//!   line counts in three windows and an open four in two. Fives are not scored by windows: a
+//!   +600; the opponent's windows count the same, negated. So an open three `..XXX..` counts in
+//!   three windows, and an open four `..XXXX..` in two as a four and two more as a three. Fives are not scored by windows: a
 //!   finished game is seen through [`Board::status`] (which knows the rule variant) and scores
 //!   `WIN - ply`, so quicker wins are preferred.
 //!
@@ -480,6 +481,14 @@ mod tests {
         .unwrap();
         // O to move (3 X, 2 O), so the score is negated; O's lone stones score nothing.
         assert_eq!(evaluate(&board), -3 * THREE);
+        // An open four: two windows as a four, two more as a three.
+        let board = Board::set_up(
+            caro15(),
+            &stones(&[(5, 7), (6, 7), (7, 7), (8, 7)]),
+            &stones(&[(0, 0), (14, 14), (0, 14)]),
+        )
+        .unwrap();
+        assert_eq!(evaluate(&board), -(2 * FOUR + 2 * THREE));
     }
 
     #[test]

@@ -27,7 +27,13 @@ struct Brain {
 
 impl Brain {
     fn spawn() -> Brain {
+        Brain::spawn_with(&[])
+    }
+
+    /// `pbrain-caro` with command-line arguments (`classic 2`).
+    fn spawn_with(args: &[&str]) -> Brain {
         let mut child = Command::new(env!("CARGO_BIN_EXE_pbrain-caro"))
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -195,15 +201,26 @@ fn a_scripted_session() {
         "INFO folder /tmp",
         "INFO evaluate 7,7",
         "INFO some_future_key 42",
+        "INFO time_left -20",
+        "INFO time_left 2147483647",
         "INFO rule 9",
     ] {
         brain.send(info);
     }
-    brain.expect_prefix("INFO rule 4", "ERROR"); // renju
-    brain.expect_prefix("INFO rule 5", "ERROR"); // renju with exact five
-    brain.expect_prefix("INFO rule x", "ERROR");
+    // A rule we cannot play: INFO is never answered (the manager does not read replies to it);
+    // the error comes at the next game command, and stays until a rule we can play arrives.
+    brain.send("INFO rule 4"); // renju
+    brain.expect_prefix("START 15", "ERROR unsupported rule 4");
+    brain.expect_prefix("BEGIN", "ERROR unsupported rule 4");
+    brain.send("INFO rule 5"); // renju with exact five
+    let reply = brain.board(&[(7, 7, 2)]);
+    assert!(reply.starts_with("ERROR unsupported rule 5"), "{reply}");
+    brain.expect_prefix("ABOUT", "name="); // not a game command
+    brain.send("INFO rule x");
+    brain.expect_prefix("TURN 1,1", "ERROR unsupported rule x");
     brain.send("INFO rule 1");
     brain.send("INFO rule 9");
+    brain.expect("START 15", "OK");
 
     // We open, they answer, we answer.
     let first = brain.expect_move("BEGIN");
@@ -332,6 +349,55 @@ fn end_of_input_ends_the_process() {
         );
         thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// The protocol path with a search that works today: the classic baseline (`pbrain-caro
+/// classic 2`) makes the five and blocks a four after BOARD.
+#[test]
+fn classic_mode_wins_and_blocks() {
+    let mut brain = Brain::spawn_with(&["classic", "2"]);
+    brain.send("INFO timeout_turn 2000");
+    brain.expect("START 15", "OK");
+    let reply = brain.board(&WIN_NOW);
+    assert!(reply == "3,7" || reply == "8,7", "{reply}");
+    brain.expect("RESTART", "OK");
+    // Their four on row 7 is closed at 3,7 by us: 8,7 is the only defence.
+    let reply = brain.board(&[
+        (4, 7, 2),
+        (5, 7, 2),
+        (6, 7, 2),
+        (7, 7, 2),
+        (3, 7, 1),
+        (0, 14, 1),
+        (14, 0, 1),
+    ]);
+    assert_eq!(reply, "8,7");
+    // Play goes on from there: a TURN gets a legal move.
+    let mv = brain.expect_move("TURN 9,9");
+    assert!(mv != (9, 9) && mv != (8, 7), "{mv:?}");
+    brain.end();
+}
+
+/// `pbrain-caro bench 2` prints the Stockfish-style totals and exits 0.
+#[test]
+fn bench_mode_prints_the_node_count() {
+    let out = Command::new(env!("CARGO_BIN_EXE_pbrain-caro"))
+        .args(["bench", "2"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Nodes searched  : "), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.contains(": depth 2 ")).count(),
+        4,
+        "{text}"
+    );
+    let bad = Command::new(env!("CARGO_BIN_EXE_pbrain-caro"))
+        .args(["bench", "zero"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "usage error");
 }
 
 /// Needs the real search: with the placeholder `Engine::search` (first empty cell) this fails.

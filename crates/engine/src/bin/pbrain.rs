@@ -28,6 +28,18 @@ const ABOUT: &str = concat!(
     "\", author=\"caro-arena\", country=\"Vietnam\", www=\"https://github.com/caro-arena/caro-arena\""
 );
 
+/// Commands answered with the pending error of an unsupported `INFO rule`.
+const GAME_COMMANDS: [&str; 8] = [
+    "START",
+    "RECTSTART",
+    "RESTART",
+    "BEGIN",
+    "TURN",
+    "BOARD",
+    "TAKEBACK",
+    "PLAY",
+];
+
 /// The turn time when the manager sends none (Piskvork always sends `timeout_turn`).
 const DEFAULT_TURN_MS: u64 = 5_000;
 /// The budget when `timeout_turn` is 0, which the protocol defines as "play as fast as possible".
@@ -119,9 +131,11 @@ fn bench(depth: u8) {
 struct Clock {
     /// Time for one move; 0 means "as fast as possible".
     timeout_turn: u64,
-    /// Time for the whole match; 0 means no limit.
+    /// Time for the whole match; 0 means no limit. Protocol 2 obliges the manager to send
+    /// `time_left` before every move when the match time is limited, so this only stands in for
+    /// `time_left` until the first one arrives.
     timeout_match: u64,
-    /// What remains of the match time, if the manager said.
+    /// What remains of the match time; `None` when unlimited or never said.
     time_left: Option<u64>,
 }
 
@@ -141,7 +155,8 @@ impl Clock {
     ///
     /// The manager counts its own overhead (process switching, pipes) against us, so we keep a
     /// margin: a tenth of the turn time, at least 30 ms, from the turn limit; from the match
-    /// clock we spend `time_left / MOVES_TO_GO`, never more than what is left less the margin.
+    /// clock (`time_left`) we spend `time_left / MOVES_TO_GO`, never more than what is left
+    /// less the margin.
     fn budget(&self) -> (Duration, Duration) {
         let margin = |t: u64| (t / 10).max(30);
         let mut soft = if self.timeout_turn == 0 {
@@ -149,11 +164,10 @@ impl Clock {
         } else {
             self.timeout_turn.saturating_sub(margin(self.timeout_turn))
         };
-        if self.timeout_match > 0 {
-            if let Some(left) = self.time_left {
-                let share = left / MOVES_TO_GO;
-                soft = soft.min(share).min(left.saturating_sub(margin(left)));
-            }
+        let match_clock = (self.timeout_match > 0).then_some(self.timeout_match);
+        if let Some(left) = self.time_left.or(match_clock) {
+            let share = left / MOVES_TO_GO;
+            soft = soft.min(share).min(left.saturating_sub(margin(left)));
         }
         let soft = soft.max(1);
         // The search checks its clock between iterations and every few thousand nodes; the
@@ -182,6 +196,9 @@ struct Brain {
     /// `Some(depth)`: play with the seed's [`classic`] search to that depth (stopped only by the
     /// watchdog) instead of the engine, to measure the baseline through the same protocol.
     classic_depth: Option<u8>,
+    /// Set by an `INFO rule` we cannot play; every game command is answered with it until a
+    /// rule we can play arrives.
+    rule_error: Option<String>,
     /// Cells marked `3` in the last `BOARD` (the winning line of a previous game in continuous
     /// mode): not stones of either side, but we do not answer on them.
     marked: Vec<Move>,
@@ -196,6 +213,7 @@ impl Brain {
             tt_mb: DEFAULT_TT_MB,
             engine: Engine::new(DEFAULT_TT_MB),
             classic_depth: None,
+            rule_error: None,
             marked: Vec::new(),
         }
     }
@@ -219,11 +237,26 @@ impl Brain {
             Some((c, a)) => (c, a.trim()),
             None => (line, ""),
         };
-        let reply = match command.to_ascii_uppercase().as_str() {
+        let command_upper = command.to_ascii_uppercase();
+        if let Some(error) = self.rule_error.clone() {
+            if GAME_COMMANDS.contains(&command_upper.as_str()) {
+                if command_upper == "BOARD" {
+                    // Read the position up to DONE so its lines are not taken for commands.
+                    while read_line(input).is_some_and(|l| !l.trim().eq_ignore_ascii_case("DONE")) {
+                    }
+                }
+                send(out, &error);
+                return Flow::Continue;
+            }
+        }
+        let reply = match command_upper.as_str() {
             "START" => self.start_command(args),
             "RECTSTART" => self.rectstart_command(args),
             "RESTART" => self.restart_command(),
-            "INFO" => self.info_command(args),
+            "INFO" => {
+                self.info_command(args);
+                None
+            }
             "BEGIN" => self.begin_command(out),
             "TURN" => self.turn_command(args, out),
             "BOARD" => self.board_command(input, out),
@@ -287,17 +320,21 @@ impl Brain {
         })
     }
 
-    /// `INFO key value`: no answer unless the value is something we cannot play (then `ERROR`).
-    /// Unknown keys are ignored, as the protocol asks ("the brain should ignore [...] unknown
-    /// keys").
-    fn info_command(&mut self, args: &str) -> Option<String> {
+    /// `INFO key value`: never answered (the manager does not read replies to INFO). Unknown
+    /// keys and unreadable values are ignored, as protocol 2 asks; a rule we cannot play is
+    /// reported at the next game command (see [`GAME_COMMANDS`]).
+    fn info_command(&mut self, args: &str) -> Option<()> {
         let (key, value) = args.split_once(char::is_whitespace)?;
         let (key, value) = (key.to_ascii_lowercase(), value.trim());
         let number = || value.parse::<u64>().ok();
         match key.as_str() {
             "timeout_turn" => self.clock.timeout_turn = number()?,
             "timeout_match" => self.clock.timeout_match = number()?,
-            "time_left" => self.clock.time_left = Some(number()?),
+            "time_left" => {
+                // May be negative once we are out of time; 2147483647 means no match limit.
+                let left: i64 = value.parse().ok()?;
+                self.clock.time_left = (left < i32::MAX as i64).then_some(left.max(0) as u64);
+            }
             "max_memory" => {
                 // Bytes, 0 = no limit. Half of it for the table leaves room for the rest.
                 let bytes = number()?;
@@ -312,15 +349,18 @@ impl Brain {
                 }
             }
             "rule" => {
-                let Some(code) = number().and_then(|n| u32::try_from(n).ok()) else {
-                    return Some(format!("ERROR bad rule {value:?}"));
-                };
-                let Some(rule) = Rule::from_gomocup(code) else {
-                    return Some(format!(
-                        "ERROR unsupported rule {code}: renju is not supported (0, 1, 8, 9 are)"
+                let Some(rule) = value.parse::<u32>().ok().and_then(Rule::from_gomocup) else {
+                    // Protocol 2: a brain that cannot meet an INFO "should wait with the output
+                    // of the problem until the manager sends the first command not having an
+                    // INFO form": the manager does not read replies to INFO, and an extra line
+                    // now would be read as the answer to its next command.
+                    self.rule_error = Some(format!(
+                        "ERROR unsupported rule {value}: renju is not supported (rules 0, 1, 8, 9 are)"
                     ));
+                    return None;
                 };
                 self.rule = rule;
+                self.rule_error = None;
                 // Replay the game so far under the new rule (managers normally send the rule
                 // before the first move).
                 if let Some(board) = &self.board {
@@ -334,7 +374,7 @@ impl Brain {
             // game_type, folder, evaluate and anything newer: accepted and ignored.
             _ => {}
         }
-        None
+        Some(())
     }
 
     fn begin_command(&mut self, out: &mut impl Write) -> Option<String> {
