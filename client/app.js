@@ -148,7 +148,10 @@ function renderRooms() {
     const meta = document.createElement("span");
     meta.className = "room-meta";
     meta.textContent = `${gameText(r)} · ${r.moves} moves · ${r.spectators} watching`;
-    li.append(title, meta);
+    const info = document.createElement("div");
+    info.className = "room-info";
+    info.append(title, meta);
+    li.append(info);
     const open = !r.players.x || !r.players.o;
     if (r.status === "waiting" && open) {
       const b = document.createElement("button");
@@ -283,6 +286,12 @@ function scoreText(score) {
   return (score / 100).toFixed(2);
 }
 
+function count(n) {
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(0)}k`;
+  return String(n);
+}
+
 function renderAnalysis() {
   const a = state.analysis;
   const panel = $("#analysis");
@@ -295,7 +304,7 @@ function renderAnalysis() {
   const fromX = a.seat === "x" ? a.score : -a.score;
   $("#an-depth").textContent = a.depth;
   $("#an-score").textContent = scoreText(fromX);
-  $("#an-nps").textContent = `${(a.nps / 1000).toFixed(0)}k nodes/s, ${(a.nodes / 1000).toFixed(0)}k nodes`;
+  $("#an-nps").textContent = `${count(a.nps)} nodes/s, ${count(a.nodes)} nodes`;
   $("#an-pv").textContent = a.pv.map(([x, y]) => cellName(x, y)).join(" ");
   const share = Math.abs(fromX) > WIN - 1000 ? Math.sign(fromX) : Math.tanh(fromX / 1500);
   $("#evalbar-fill").style.width = `${50 + 50 * share}%`;
@@ -360,11 +369,7 @@ conn.addEventListener("message", (ev) => {
         if (want.kind !== "lobby") break;
         location.hash = `#/room/${msg.room.room_id}`;
       }
-      state.room = { ...msg.room, line: msg.room.line || msg.room.result?.line || [] };
-      if (msg.room.result && typeof msg.room.result === "object") {
-        state.room.reason = msg.room.result.reason;
-        state.room.result = msg.room.result.result ?? msg.room.result.winner ?? msg.room.result;
-      }
+      state.room = { ...msg.room, line: msg.room.line || [] };
       state.you = msg.you;
       state.analysis = null;
       renderGame();
@@ -378,7 +383,11 @@ conn.addEventListener("message", (ev) => {
       if (state.room && msg.room_id === state.room.room_id) {
         state.room.players = msg.players;
         state.room.spectators = msg.spectators;
-        if (state.room.status === "waiting" && msg.players.x && msg.players.o) state.room.status = "playing";
+        if (state.room.status === "waiting" && msg.players.x && msg.players.o) {
+          // Both seats are filled: the game starts, X first (room_update carries no turn).
+          state.room.status = "playing";
+          state.room.turn = state.room.moves.length % 2 === 0 ? "x" : "o";
+        }
         renderGame();
       }
       break;
@@ -386,6 +395,12 @@ conn.addEventListener("message", (ev) => {
       if (state.room && msg.room_id === state.room.room_id) {
         state.analysis = msg;
         renderGame();
+      }
+      break;
+    case "room_closed":
+      if (state.room && msg.room_id === state.room.room_id) {
+        toast("This room has closed.");
+        location.hash = "#/";
       }
       break;
     case "error":

@@ -43,7 +43,7 @@ export function renderBoard(el, room, { last, line, pv, clickable, onMove }) {
       b.dataset.y = y;
       const p = pvAt.get(key);
       let desc = stone ? stone.toUpperCase() : "empty";
-      if (stone) b.classList.add("stone", stone);
+      if (stone) b.classList.add(`has-${stone}`);
       if (last && last[0] === x && last[1] === y) {
         b.classList.add("last");
         desc += ", last move";
@@ -53,7 +53,7 @@ export function renderBoard(el, room, { last, line, pv, clickable, onMove }) {
         desc += ", winning line";
       }
       if (p && !stone) {
-        b.classList.add("pv", p.side);
+        b.classList.add("pv", `pv-${p.side}`);
         b.dataset.pv = p.n;
       }
       b.setAttribute("aria-label", `${cellName(x, y)}, ${desc}`);

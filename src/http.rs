@@ -1,8 +1,8 @@
 //! The front door: every TCP connection starts here. The request head is read and parsed
 //! (httparse); `GET /ws` with an upgrade is handed, bytes and all, to tokio-tungstenite, which
 //! does the WebSocket handshake and framing; anything else is answered as plain HTTP/1.1 and
-//! closed. Routes: `/healthz`, `/api/rooms`, `/api/bots`, `/metrics`; the browser client will be
-//! served under `/` by [`static_file`].
+//! closed. Routes: `/healthz`, `/api/rooms`, `/api/bots`, `/metrics`, and the browser client
+//! under `/` ([`static_file`]).
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -123,9 +123,35 @@ fn accept_any(
     Ok(resp)
 }
 
-/// The browser client's files (a later issue): `None` until then.
-pub fn static_file(_path: &str) -> Option<(&'static str, Vec<u8>)> {
-    None
+/// The browser client (`client/`), embedded in release builds so a copied binary serves it;
+/// debug builds read the files from disk at each request, so editing the client needs no rebuild.
+#[derive(rust_embed::Embed)]
+#[folder = "client/"]
+struct Client;
+
+/// A file of the browser client: `/` is `index.html`. `None` for anything else.
+pub fn static_file(path: &str) -> Option<(&'static str, Vec<u8>)> {
+    let name = match path.trim_start_matches('/') {
+        "" => "index.html",
+        other => other,
+    };
+    if name
+        .split('/')
+        .any(|segment| segment == ".." || segment.is_empty())
+    {
+        return None;
+    }
+    let file = Client::get(name)?;
+    let ctype = match name.rsplit('.').next() {
+        Some("html") => "text/html; charset=utf-8",
+        Some("js") => "text/javascript; charset=utf-8",
+        Some("css") => "text/css; charset=utf-8",
+        Some("svg") => "image/svg+xml",
+        Some("png") => "image/png",
+        Some("ico") => "image/x-icon",
+        _ => "application/octet-stream",
+    };
+    Some((ctype, file.data.into_owned()))
 }
 
 fn json_body(v: &serde_json::Value) -> Vec<u8> {

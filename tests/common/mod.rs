@@ -148,6 +148,12 @@ impl TestServer {
 
     /// A raw HTTP GET: (status line, body).
     pub async fn get(&self, path: &str) -> (String, String) {
+        let (head, body) = self.get_raw(path).await;
+        (head.lines().next().unwrap().to_string(), body)
+    }
+
+    /// A raw HTTP GET: (whole response head, body).
+    pub async fn get_raw(&self, path: &str) -> (String, String) {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut s = TcpStream::connect(self.addr).await.unwrap();
         s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
@@ -160,7 +166,7 @@ impl TestServer {
             .unwrap();
         let text = String::from_utf8(buf).unwrap();
         let (head, body) = text.split_once("\r\n\r\n").unwrap();
-        (head.lines().next().unwrap().to_string(), body.to_string())
+        (head.to_string(), body.to_string())
     }
 }
 

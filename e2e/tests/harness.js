@@ -1,0 +1,86 @@
+// Starts the real server binary on a free port with a test config, and headless Chromium
+// driven by playwright-core. Test tools cannot download browsers here, so Chromium is Debian's
+// (/usr/bin/chromium, installed by .ci/run) or whatever CHROMIUM names.
+
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync, mkdirSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const root = join(here, "..", "..");
+export const screenshots = join(root, "docs", "screenshots");
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on("error", reject);
+  });
+}
+
+async function waitHealthy(base, child, ms = 20000) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`${base}/healthz`);
+      if (res.ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error("server did not become healthy");
+}
+
+export async function startServer(configText) {
+  const bin = process.env.CARO_ARENA_BIN || join(root, "target", "debug", "caro-arena");
+  const dir = mkdtempSync(join(tmpdir(), "caro-e2e-"));
+  const config = join(dir, "config.toml");
+  writeFileSync(config, configText);
+  const port = await freePort();
+  const child = spawn(bin, ["--config", config, "--bind", `127.0.0.1:${port}`], {
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, RUST_LOG: process.env.RUST_LOG || "warn" },
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitHealthy(base, child);
+  return {
+    base,
+    dir,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+export async function launchBrowser() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+export async function screenshot(page, name) {
+  mkdirSync(screenshots, { recursive: true });
+  await page.screenshot({ path: join(screenshots, `${name}.png`) });
+}
