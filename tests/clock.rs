@@ -115,7 +115,7 @@ async fn absent_on_their_turn_loses_after_exactly_the_grace_period() {
 #[tokio::test(start_paused = true)]
 async fn the_clock_waits_for_the_absent_players_turn() {
     let server = server();
-    let (mut x, mut o, h) = game(&server).await;
+    let (x, mut o, h) = game(&server).await;
     disconnect(&h, &x).await; // O to move: X's clock does not run
     o.drain().await;
     tokio::time::sleep(Duration::from_secs(200)).await;
@@ -153,7 +153,7 @@ async fn reconnecting_stops_the_clock() {
 #[tokio::test(start_paused = true)]
 async fn an_absent_player_loses_at_the_cap_even_when_the_opponent_stalls() {
     let server = server();
-    let (mut x, mut o, h) = game(&server).await;
+    let (x, mut o, h) = game(&server).await;
     disconnect(&h, &x).await; // O to move, and O never does
     o.drain().await;
     tokio::time::sleep(Duration::from_millis(299_900)).await;
