@@ -186,9 +186,11 @@ where
         rooms: HashSet::new(),
         strikes: 0,
     };
+    tracing::debug!(conn = conn_id, "connection open");
     conn.read_loop(&mut stream, kick_rx).await;
     conn.cleanup().await;
     let _ = writer.await;
+    tracing::debug!(conn = conn_id, "connection closed");
     server.metrics.connections.fetch_sub(1, Relaxed);
 }
 

@@ -924,7 +924,7 @@ impl Room {
         }
         self.server.metrics.rooms.fetch_sub(1, Relaxed);
         self.server.lobby.remove_room(&self.id);
-        tracing::debug!(room = %self.id, "room closed");
+        tracing::info!(room = %self.id, "room closed");
     }
 }
 
