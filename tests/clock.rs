@@ -200,3 +200,29 @@ async fn finished_rooms_close_after_their_ttl() {
     assert_eq!(Fake::types(&x.drain().await), ["room_closed"]);
     assert!(server.lobby.room(&h.id).is_none());
 }
+
+#[tokio::test(start_paused = true)]
+async fn create_and_join_are_refused_while_shutting_down() {
+    let server = server();
+    let (x, _o, h) = game(&server).await;
+    server.shutdown.cancel();
+    let params = room::check_params(
+        &server,
+        "tictactoe",
+        None,
+        None,
+        None,
+        &SeatSpec::Word("me".into()),
+        &SeatSpec::Word("open".into()),
+    )
+    .unwrap();
+    let e = room::create(&server, x.who.clone(), params, None).unwrap_err();
+    assert_eq!(e.code.as_str(), "shutting_down");
+    // The room task stops with the server: a join finds it gone or refuses.
+    let late = Fake::new(&server, "late");
+    let e = h.join(late.who.clone(), None, None).await.unwrap_err();
+    assert!(
+        ["shutting_down", "no_such_room"].contains(&e.code.as_str()),
+        "{e:?}"
+    );
+}

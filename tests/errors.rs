@@ -374,3 +374,15 @@ async fn dead_connections_are_detected_by_heartbeat() {
     drop(dead);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn connections_beyond_the_limit_get_503() {
+    let server = start(config_with("", "max_connections = 1", "", "")).await;
+    let (mut c, _) = server.hello("only").await;
+    let (status, _) = server.get("/healthz").await;
+    assert_eq!(status, "HTTP/1.1 503 Service Unavailable");
+    c.ask(json!({"type": "ping"}), json!({"type": "pong"}))
+        .await;
+    drop(c);
+    server.stop().await;
+}
