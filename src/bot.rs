@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use caro_engine::bot::Bot;
@@ -80,8 +80,14 @@ impl Drop for SearchHandle {
     }
 }
 
-/// A bot seat's engine state, reused from move to move (its tables survive between searches).
-pub type SharedBot = Arc<Mutex<Bot>>;
+/// What a bot seat keeps between moves: its level and a random seed. The engine itself (with
+/// its transposition table, megabytes) exists only while a search runs, so memory is bounded by
+/// `search.max_concurrent`, not by the number of bot seats.
+#[derive(Clone, Debug)]
+pub struct BotSeat {
+    level: caro_engine::bot::Level,
+    seed: u64,
+}
 
 /// Bot levels and the search scheduler.
 pub struct BotPool {
@@ -118,17 +124,19 @@ impl BotPool {
         &self.levels
     }
 
-    /// A fresh bot of a configured level.
-    pub fn new_bot(&self, level: &str) -> Option<SharedBot> {
+    /// A bot seat of a configured level, `None` for an unknown level.
+    pub fn seat(&self, level: &str) -> Option<BotSeat> {
         let cfg = self.levels.get(level)?;
-        let seed = uuid::Uuid::new_v4().as_u128() as u64;
-        Some(Arc::new(Mutex::new(Bot::new(cfg.level, seed))))
+        Some(BotSeat {
+            level: cfg.level,
+            seed: uuid::Uuid::new_v4().as_u128() as u64,
+        })
     }
 
     /// Starts a search of `board` for the side to move; events go to `events`.
     pub fn start(
         &self,
-        bot: SharedBot,
+        bot: &BotSeat,
         board: Board,
         gen: u64,
         events: mpsc::Sender<BotEvent>,
@@ -142,6 +150,9 @@ impl BotPool {
         let permits = self.permits.clone();
         let metrics = self.metrics.clone();
         let interval = self.thinking_interval;
+        let level = bot.level;
+        // A different seed each move, reproducible from the seat's seed.
+        let seed = bot.seed ^ (board.moves().len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let min_move = self.min_move;
         self.tracker.spawn(async move {
             let started = Instant::now();
@@ -153,7 +164,7 @@ impl BotPool {
             let search_start = Instant::now();
             let progress = events.clone();
             let blocking = tokio::task::spawn_blocking(move || {
-                let mut bot = bot.lock().unwrap_or_else(|e| e.into_inner());
+                let mut bot = Bot::new(level, seed);
                 let mut last: Option<std::time::Instant> = None;
                 let mut report = |info: &SearchInfo| {
                     if last.is_some_and(|t| t.elapsed() < interval) {

@@ -186,9 +186,11 @@ where
         rooms: HashSet::new(),
         strikes: 0,
     };
+    tracing::debug!(conn = conn_id, "connection open");
     conn.read_loop(&mut stream, kick_rx).await;
     conn.cleanup().await;
     let _ = writer.await;
+    tracing::debug!(conn = conn_id, "connection closed");
     server.metrics.connections.fetch_sub(1, Relaxed);
 }
 
@@ -334,23 +336,21 @@ impl Conn {
     }
 
     async fn dispatch(&mut self, msg: ClientMsg, re: Option<&Value>) -> Result<(), ProtoError> {
-        let session = match (&self.session, msg) {
+        let (session, msg) = match (&self.session, msg) {
             (None, ClientMsg::Hello { name, token }) => return self.hello(name, token, re).await,
             (None, _) => return Err(ProtoError::new(ErrorCode::NotHello, "send hello first")),
-            (Some(_), ClientMsg::Hello { .. }) => {
+            (Some(s), msg) => (s.clone(), msg),
+        };
+        let reply = |m: ServerMsg| {
+            self.client.send(encode(&m, re));
+        };
+        match msg {
+            ClientMsg::Hello { .. } => {
                 return Err(ProtoError::new(
                     ErrorCode::AlreadyHello,
                     "hello was already received",
                 ))
             }
-            (Some(s), msg) => (s.clone(), msg),
-        };
-        let (session, msg) = session;
-        let reply = |m: ServerMsg| {
-            self.client.send(encode(&m, re));
-        };
-        match msg {
-            ClientMsg::Hello { .. } => unreachable!("handled above"),
             ClientMsg::Ping {} => reply(ServerMsg::Pong {}),
             ClientMsg::ListRooms {} => reply(ServerMsg::RoomList {
                 rooms: self.server.lobby.summaries(),

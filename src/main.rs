@@ -18,9 +18,26 @@ struct Args {
     bind: Option<std::net::SocketAddr>,
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("caro-arena: cannot start the runtime: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(args)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // `{:#}` prints the chain on one line: "invalid configuration x.toml: key: why".
+            eprintln!("caro-arena: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(args: Args) -> anyhow::Result<()> {
     let mut config = caro_arena::config::Config::load(&args.config)
         .with_context(|| format!("invalid configuration {}", args.config.display()))?;
     if let Some(bind) = args.bind {

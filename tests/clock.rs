@@ -115,7 +115,7 @@ async fn absent_on_their_turn_loses_after_exactly_the_grace_period() {
 #[tokio::test(start_paused = true)]
 async fn the_clock_waits_for_the_absent_players_turn() {
     let server = server();
-    let (mut x, mut o, h) = game(&server).await;
+    let (x, mut o, h) = game(&server).await;
     disconnect(&h, &x).await; // O to move: X's clock does not run
     o.drain().await;
     tokio::time::sleep(Duration::from_secs(200)).await;
@@ -153,7 +153,7 @@ async fn reconnecting_stops_the_clock() {
 #[tokio::test(start_paused = true)]
 async fn an_absent_player_loses_at_the_cap_even_when_the_opponent_stalls() {
     let server = server();
-    let (mut x, mut o, h) = game(&server).await;
+    let (x, mut o, h) = game(&server).await;
     disconnect(&h, &x).await; // O to move, and O never does
     o.drain().await;
     tokio::time::sleep(Duration::from_millis(299_900)).await;
@@ -199,4 +199,30 @@ async fn finished_rooms_close_after_their_ttl() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(Fake::types(&x.drain().await), ["room_closed"]);
     assert!(server.lobby.room(&h.id).is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn create_and_join_are_refused_while_shutting_down() {
+    let server = server();
+    let (x, _o, h) = game(&server).await;
+    server.shutdown.cancel();
+    let params = room::check_params(
+        &server,
+        "tictactoe",
+        None,
+        None,
+        None,
+        &SeatSpec::Word("me".into()),
+        &SeatSpec::Word("open".into()),
+    )
+    .unwrap();
+    let e = room::create(&server, x.who.clone(), params, None).unwrap_err();
+    assert_eq!(e.code.as_str(), "shutting_down");
+    // The room task stops with the server: a join finds it gone or refuses.
+    let late = Fake::new(&server, "late");
+    let e = h.join(late.who.clone(), None, None).await.unwrap_err();
+    assert!(
+        ["shutting_down", "no_such_room"].contains(&e.code.as_str()),
+        "{e:?}"
+    );
 }

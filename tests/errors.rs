@@ -329,3 +329,60 @@ async fn flooding_is_rate_limited_then_closed_with_1008() {
     assert_eq!(limited, 9);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn no_hello_in_time_closes_with_1008() {
+    let server = start(config_with("handshake_timeout_ms = 200", "", "", "")).await;
+    let mut c = server.connect().await;
+    let f = c.closed().await.expect("a close frame");
+    assert_eq!(u16::from(f.code), 1008);
+    assert_eq!(f.reason.as_str(), "hello expected");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn dead_connections_are_detected_by_heartbeat() {
+    let server = start(config_with(
+        "heartbeat_ms = 100\nidle_timeout_ms = 400",
+        "",
+        "",
+        "",
+    ))
+    .await;
+    let (mut alive, _) = server.hello("alive").await;
+    let (mut dead, _) = server.hello("dead").await;
+    let (_, room) = create(
+        &mut alive,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
+    )
+    .await;
+    dead.send(json!({"type": "join_room", "room_id": room}))
+        .await;
+    dead.recv().await;
+    alive.recv().await; // room_update: dead took the seat
+                        // `dead` stops reading, so it never answers pings; `alive` keeps reading (and ponging).
+    let t = tokio::time::Instant::now();
+    let update = alive.recv().await;
+    assert_eq!(update["type"], "room_update");
+    assert_eq!(update["players"]["o"]["connected"], false);
+    assert!(t.elapsed() >= std::time::Duration::from_millis(300));
+    // Well past the idle timeout, the reading client is still connected.
+    alive.quiet(std::time::Duration::from_millis(600)).await;
+    alive
+        .ask(json!({"type": "ping"}), json!({"type": "pong"}))
+        .await;
+    drop(dead);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn connections_beyond_the_limit_get_503() {
+    let server = start(config_with("", "max_connections = 1", "", "")).await;
+    let (mut c, _) = server.hello("only").await;
+    let (status, _) = server.get("/healthz").await;
+    assert_eq!(status, "HTTP/1.1 503 Service Unavailable");
+    c.ask(json!({"type": "ping"}), json!({"type": "pong"}))
+        .await;
+    drop(c);
+    server.stop().await;
+}

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use super::{Joined, RoomCmd, RoomParams, SeatKind, SummaryTx, Who};
-use crate::bot::{BotEvent, SearchHandle, SharedBot};
+use crate::bot::{BotEvent, BotSeat, SearchHandle};
 use crate::connection::ClientHandle;
 use crate::protocol::{
     cells, encode, encode_error, Cell, ErrorCode, JoinAs, Outcome, PlayerInfo, Players, ProtoError,
@@ -37,7 +37,7 @@ struct Human {
 enum Occupant {
     Open,
     Human(Human),
-    Bot { level: String, bot: SharedBot },
+    Bot { level: String, bot: BotSeat },
 }
 
 struct Member {
@@ -102,7 +102,7 @@ impl Room {
                         away_since: None,
                     })
                 }
-                SeatKind::Bot(level) => match server.bots.new_bot(level) {
+                SeatKind::Bot(level) => match server.bots.seat(level) {
                     Some(bot) => Occupant::Bot {
                         level: level.clone(),
                         bot,
@@ -786,7 +786,7 @@ impl Room {
         if let Occupant::Bot { bot, .. } = &self.seats[seat.index()] {
             self.search_gen += 1;
             self.search = Some(self.server.bots.start(
-                bot.clone(),
+                bot,
                 self.board.clone(),
                 self.search_gen,
                 self.bot_tx.clone(),
@@ -924,7 +924,7 @@ impl Room {
         }
         self.server.metrics.rooms.fetch_sub(1, Relaxed);
         self.server.lobby.remove_room(&self.id);
-        tracing::debug!(room = %self.id, "room closed");
+        tracing::info!(room = %self.id, "room closed");
     }
 }
 

@@ -264,6 +264,7 @@ pub fn create(
     let (actor, summary) = actor::Room::new(server.clone(), id.clone(), params, creator, re);
     server.lobby.insert_room(RoomEntry { handle, summary });
     server.tracker.spawn(actor.run(rx));
+    tracing::info!(room = %id, "room created");
     Ok((id, seat))
 }
 
