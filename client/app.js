@@ -55,6 +55,8 @@ conn.addEventListener("state", (ev) => {
 
 nameInput.addEventListener("change", () => {
   localStorage.setItem(NAME_KEY, nameInput.value.trim());
+  // The name travels with hello: say it again on a fresh connection (the token keeps our seats).
+  if (conn.welcome && nameInput.value.trim() && nameInput.value.trim() !== conn.welcome.name) conn.reconnect();
 });
 
 // ---------- routing ----------
@@ -422,6 +424,9 @@ function onWelcome(msg) {
     else if (state.you?.role === "spectator") join(r);
   }, msg.resumed ? 300 : 0);
 }
+
+// For debugging from the console (and for the end-to-end tests, which drop the connection).
+window.caroArena = { conn, state };
 
 onRoute();
 conn.start();

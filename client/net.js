@@ -21,6 +21,12 @@ export class Connection extends EventTarget {
     this.open();
   }
 
+  // Drops the connection and connects again at once (a new name is sent with the next hello).
+  reconnect() {
+    this.retry = 0;
+    this.ws?.close(1000, "reconnecting");
+  }
+
   setState(state) {
     this.state = state;
     this.dispatchEvent(new CustomEvent("state", { detail: state }));
@@ -67,7 +73,7 @@ export class Connection extends EventTarget {
       this.setState("offline");
       // Back off: 0.5 s, 1 s, 2 s ... up to 10 s, with jitter so a restarted server is not
       // hit by every client at once.
-      const delay = Math.min(10000, 500 * 2 ** this.retry) * (0.75 + Math.random() / 2);
+      const delay = this.retry === 0 ? 0 : Math.min(10000, 500 * 2 ** this.retry) * (0.75 + Math.random() / 2);
       this.retry += 1;
       this.dispatchEvent(new CustomEvent("closed", { detail: { code: ev.code, reason: ev.reason } }));
       setTimeout(() => this.open(), delay);

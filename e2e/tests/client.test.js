@@ -24,12 +24,11 @@ async function newPlayer(name) {
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error(`[${name}] page error:`, e));
   await page.goto(server.base + "/");
+  await page.waitForSelector('#conn[data-state="online"]');
+  // A new name is sent with a fresh hello on a new connection.
   await page.fill("#name-input", name);
   await page.dispatchEvent("#name-input", "change");
-  // The name is sent with hello: reconnect so the server knows it.
-  await page.evaluate(() => localStorage.removeItem("caro-arena.token"));
-  await page.reload();
-  await page.waitForSelector('#conn[data-state="online"]');
+  await page.waitForFunction((n) => window.caroArena.conn.welcome?.name === n, name);
   return { context, page };
 }
 
@@ -144,6 +143,42 @@ test("a reload mid-game brings back the seat and the board", async () => {
   await a.page.click(cell(7, 8));
   await waitStone(b.page, 7, 8, "x");
   assert.equal(await stoneAt(a.page, 7, 8), "x");
+  for (const p of [a, b]) await p.context.close();
+});
+
+test("a dropped connection reconnects, keeps the seat and catches up without a reload", async () => {
+  const a = await newPlayer("Jon");
+  const roomId = await createRoom(a.page, { x: "me", o: "open" });
+  const b = await newPlayer("Kim");
+  await b.page.goto(`${server.base}/#/room/${roomId}`);
+  await a.page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
+  await a.page.click(cell(7, 7));
+  await waitStone(b.page, 7, 7, "x");
+
+  // Cut Jon's connection and keep it down while Kim moves.
+  await a.page.evaluate(() => {
+    const c = window.caroArena.conn;
+    c.open = () => {}; // no reconnection yet
+    c.ws.close();
+  });
+  await a.page.waitForSelector('#conn[data-state="offline"]');
+  await b.page.waitForFunction(() => document.querySelector('.player[data-seat="x"] .pname').textContent.includes("away"));
+  await b.page.click(cell(8, 8));
+  await waitStone(b.page, 8, 8, "o");
+
+  // Reconnect: the seat comes back and the missed move appears, with no reload.
+  const loads = await a.page.evaluate(() => performance.getEntriesByType("navigation").length);
+  await a.page.evaluate(() => {
+    const c = window.caroArena.conn;
+    delete c.open; // the prototype's open again
+    c.open();
+  });
+  await a.page.waitForSelector('#conn[data-state="online"]');
+  await waitStone(a.page, 8, 8, "o");
+  await a.page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
+  assert.equal(await a.page.evaluate(() => performance.getEntriesByType("navigation").length), loads);
+  await a.page.click(cell(7, 8));
+  await waitStone(b.page, 7, 8, "x");
   for (const p of [a, b]) await p.context.close();
 });
 
