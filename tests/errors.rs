@@ -325,6 +325,8 @@ async fn flooding_is_rate_limited_then_closed_with_1008() {
             other => panic!("{other:?}"),
         }
     }
+    // Regression: refused messages were once answered with rate_limited *and* handled anyway,
+    // and a close request once dropped the replies queued before it.
     assert_eq!(pongs, 4);
     assert_eq!(limited, 9);
     server.stop().await;

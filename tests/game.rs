@@ -52,6 +52,8 @@ async fn human_vs_human_caro_to_a_win_with_a_spectator() {
         .await;
     let j = bob.recv().await;
     assert_eq!(j["you"], json!({"role": "player", "seat": "o"}));
+    // Regression: the player who filled the last seat once got a snapshot still saying
+    // "waiting" (the snapshot was taken before the game started).
     assert_eq!(j["room"]["status"], "playing");
     assert_eq!(j["room"]["turn"], "x");
     let update = json!({"type": "room_update", "room_id": room,

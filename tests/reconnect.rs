@@ -61,6 +61,7 @@ async fn reconnect_within_the_grace_period_restores_the_seat() {
     assert_eq!(w["token"], wb["token"]);
     assert_eq!(w["name"], "bob");
     assert_eq!(w["re"], 1);
+    // Regression: the room_update about the returning player once arrived before its snapshot.
     bob.expect(
         json!({"type": "room_joined", "you": {"role": "player", "seat": "o"},
         "room": {"room_id": room, "game": "caro", "width": 15, "height": 15,
