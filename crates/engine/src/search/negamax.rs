@@ -28,6 +28,14 @@ use crate::{Board, Move, Status};
 pub const MAX_PLY: usize = 96;
 const INF: Score = WIN + 1;
 const NO_MOVE: u16 = u16::MAX;
+/// VCF at the leaves: how many fours deep, and how many nodes at most.
+const LEAF_VCF_DEPTH: u32 = 6;
+const LEAF_VCF_NODES: u64 = 24;
+/// Threat-space search at the root: attacker moves deep, and node budget without a node limit.
+const VCT_DEPTH: u32 = 8;
+const VCT_NODES: u64 = 60_000;
+/// Entries of the threat-space search's failure cache (a power of two).
+const VCT_CACHE: usize = 1 << 16;
 /// Ordering score above which a move is "tactical" and never reduced.
 const TACTICAL: i32 = 300;
 
@@ -39,6 +47,8 @@ pub struct Searcher {
     pv: Vec<[u16; MAX_PLY]>,
     pv_len: [usize; MAX_PLY],
     moves: Vec<Vec<(u16, i32)>>,
+    /// Threat-space search failures: (hash, attacker depth that failed), by hash.
+    vct_fail: Vec<(u64, u32)>,
 }
 
 /// One search in progress: the position and the limits.
@@ -50,7 +60,12 @@ struct Run<'a> {
     deadline: Option<Instant>,
     node_limit: u64,
     nodes: u64,
+    /// Node count at which to look at the clock and the stop flag next (every ~1024 nodes).
+    next_poll: u64,
     aborted: bool,
+    /// When the threat-space search must give the main search its turn (a fifth of the time).
+    vct_deadline: Option<Instant>,
+    vct_out: bool,
     small: bool,
 }
 
@@ -64,6 +79,7 @@ impl Searcher {
             pv: vec![[NO_MOVE; MAX_PLY]; MAX_PLY],
             pv_len: [0; MAX_PLY],
             moves: (0..MAX_PLY).map(|_| Vec::with_capacity(256)).collect(),
+            vct_fail: vec![(0, 0); VCT_CACHE],
         }
     }
 
@@ -88,6 +104,7 @@ impl Searcher {
             }
         }
         self.killers = [[NO_MOVE; 2]; MAX_PLY];
+        self.vct_fail.iter_mut().for_each(|e| *e = (0, 0));
         self.tt.new_search();
         let start = Instant::now();
         Run {
@@ -99,7 +116,10 @@ impl Searcher {
             deadline: limits.time.map(|t| start + t),
             node_limit: limits.nodes.unwrap_or(u64::MAX),
             nodes: 0,
+            next_poll: 1024,
             aborted: false,
+            vct_deadline: limits.time.map(|t| start + t / 5),
+            vct_out: false,
         }
     }
 
@@ -235,10 +255,42 @@ impl Run<'_> {
             }
         }
 
+        // Then a win by threes and fours (threat-space search), deepening the number of
+        // attacker moves within a share of the budget.
+        if self.pos.size() > 25 {
+            let share = if self.node_limit == u64::MAX {
+                VCT_NODES
+            } else {
+                (self.node_limit * 3 / 4).min(VCT_NODES * 8)
+            };
+            let end = self.nodes + share;
+            for depth in 1..=VCT_DEPTH {
+                if let Some((m, plies)) = self.vct_root(depth, end) {
+                    let r = self.result(m, WIN - plies as i32, depth as u8, &[m]);
+                    self.report(&r, info);
+                    return r;
+                }
+                if self.aborted || self.vct_out || self.nodes >= end {
+                    break;
+                }
+            }
+            if self.aborted {
+                self.report(&best, info);
+                return best;
+            }
+        }
+
         let max_depth = limits.max_depth.clamp(1, (MAX_PLY - 8) as u8);
         let empties = self.pos.size() - self.pos.stones();
         let mut prev = 0;
-        for depth in 1..=max_depth {
+        // A small board is solved outright: one full-depth search beats deepening.
+        let first_depth = if self.small {
+            max_depth.min(empties as u8)
+        } else {
+            1
+        };
+        for depth in first_depth..=max_depth {
+            let iteration_start = Instant::now();
             let mut window = 60;
             let (mut alpha, mut beta) = if depth >= 4 && !is_mate(prev) {
                 (prev - window, prev + window)
@@ -277,9 +329,9 @@ impl Run<'_> {
                 break;
             }
             if let Some(deadline) = self.deadline {
-                // The next iteration costs several times this one; do not start what cannot end.
+                // The next iteration costs a few times this one; do not start what cannot end.
                 let now = Instant::now();
-                if now + (now - self.start) * 2 > deadline && depth >= 4 {
+                if now + (now - iteration_start) * 3 > deadline && depth >= 4 {
                     break;
                 }
             }
@@ -307,6 +359,151 @@ impl Run<'_> {
             .copied()
             .find(|&c| self.pos.is_empty(c as usize))
             .expect("an ongoing game has an empty cell")
+    }
+
+    /// The root of the threat-space search: a first move and the plies to the five.
+    fn vct_root(&mut self, depth: u32, end: u64) -> Option<(u16, u32)> {
+        let me = self.pos.side();
+        let cand = self.vct_moves(me);
+        for &c in cand.as_slice() {
+            self.pos.play(c as usize);
+            let r = self.vct_defend(depth, end);
+            self.pos.undo();
+            if let Some(plies) = r {
+                return Some((c, plies + 1));
+            }
+            if self.aborted || self.vct_out || self.nodes >= end {
+                break;
+            }
+        }
+        None
+    }
+
+    /// The attacker's threats: fours and moves that make an open three (or better), or only
+    /// the threatening blocks when a five must be stopped; strongest first.
+    fn vct_moves(&mut self, me: usize) -> CellList {
+        let opp = 1 - me;
+        let opp_wins = threats::win_cells(&self.pos, opp);
+        let mut cand = CellList::new();
+        if !opp_wins.is_empty() {
+            for &c in threats::defences(&mut self.pos, opp, &opp_wins).as_slice() {
+                if self.pos.class(c as usize, me) >= C_THREE {
+                    cand.push(c as usize);
+                }
+            }
+        } else {
+            for &c in self.pos.board_cells() {
+                let c = c as usize;
+                if self.pos.is_empty(c) && self.pos.class(c, me) >= C_THREE {
+                    cand.push(c);
+                }
+            }
+        }
+        let pos = &self.pos;
+        cand.sort_by_key(|c| std::cmp::Reverse((pos.class(c, me), pos.state(c).value[me])));
+        cand
+    }
+
+    /// Threat-space search (Allis 1994), attacker to move: plies to a forced five.
+    fn vct_attack(&mut self, depth: u32, end: u64) -> Option<u32> {
+        self.nodes += 1;
+        if self.nodes >= self.next_poll {
+            self.next_poll = self.nodes + 1024;
+            self.poll();
+            self.vct_out |= self.vct_deadline.is_some_and(|d| Instant::now() >= d);
+        }
+        if self.aborted || self.vct_out || self.nodes >= end {
+            return None;
+        }
+        let me = self.pos.side();
+        if !threats::win_cells(&self.pos, me).is_empty() {
+            return Some(1);
+        }
+        let mut vcf = Vcf::new(200, self.pos_k());
+        let found = vcf.solve(&mut self.pos, 12);
+        self.nodes += vcf.nodes;
+        if let Some((_, plies)) = found {
+            return Some(plies);
+        }
+        if depth <= 1 {
+            return None;
+        }
+        // Threat sequences transpose a lot: remember where the attack failed, and how deep.
+        let key = self.pos.hash();
+        let slot = key as usize & (VCT_CACHE - 1);
+        let (k, d) = self.s.vct_fail[slot];
+        if k == key && d >= depth {
+            return None;
+        }
+        let cand = self.vct_moves(me);
+        for &c in cand.as_slice() {
+            self.pos.play(c as usize);
+            let r = self.vct_defend(depth - 1, end);
+            self.pos.undo();
+            if let Some(plies) = r {
+                return Some(plies + 1);
+            }
+            if self.aborted || self.vct_out || self.nodes >= end {
+                // A search cut short proves nothing.
+                return None;
+            }
+        }
+        self.s.vct_fail[slot] = (key, depth);
+        None
+    }
+
+    /// Threat-space search, defender to move after a threat: every defence must lose.
+    fn vct_defend(&mut self, depth: u32, end: u64) -> Option<u32> {
+        self.nodes += 1;
+        let me = self.pos.side();
+        let att = 1 - me;
+        if !threats::win_cells(&self.pos, me).is_empty() {
+            return None;
+        }
+        let att_wins = threats::win_cells(&self.pos, att);
+        let mut moves = CellList::new();
+        if !att_wins.is_empty() {
+            moves = threats::defences(&mut self.pos, att, &att_wins);
+            if moves.is_empty() {
+                return Some(1);
+            }
+        } else {
+            if self.pos.count(att, C_FLEX4) == 0 {
+                return None; // no threat left: the attack fizzled
+            }
+            for n in 0..self.pos.size() {
+                let c = self.pos.board_cells()[n] as usize;
+                if !self.pos.is_empty(c) {
+                    continue;
+                }
+                if threats::is_four_move(&self.pos, c, me) {
+                    moves.push(c);
+                } else if self.pos.class(c, att) >= C_FOUR {
+                    self.pos.play(c);
+                    let stops = self.pos.count(att, C_FLEX4) == 0;
+                    self.pos.undo();
+                    if stops {
+                        moves.push(c);
+                    }
+                }
+            }
+            if moves.is_empty() {
+                return Some(3);
+            }
+        }
+        let mut longest = 0;
+        for &m in moves.as_slice() {
+            self.pos.play(m as usize);
+            let r = self.vct_attack(depth, end);
+            self.pos.undo();
+            longest = longest.max(r? + 1);
+        }
+        Some(longest)
+    }
+
+    #[inline]
+    fn has_four(&self, p: usize) -> bool {
+        self.pos.count(p, C_FOUR) + self.pos.count(p, C_FOUR_THREE) + self.pos.count(p, C_FLEX4) > 0
     }
 
     fn pos_k(&self) -> usize {
@@ -416,7 +613,8 @@ impl Run<'_> {
     ) -> Score {
         self.s.pv_len[ply] = 0;
         self.nodes += 1;
-        if self.nodes & 1023 == 0 {
+        if self.nodes >= self.next_poll {
+            self.next_poll = self.nodes + 1024;
             self.poll();
         }
         if self.aborted {
@@ -446,6 +644,16 @@ impl Run<'_> {
             depth += 1;
         }
         if depth <= 0 || ply >= MAX_PLY - 2 {
+            // A quiescence search of sorts: a side with a four may have a forced win by fours,
+            // which a static evaluation cannot see.
+            if !forced && ply < MAX_PLY - 2 * LEAF_VCF_DEPTH as usize - 4 && self.has_four(me) {
+                let mut vcf = Vcf::new(LEAF_VCF_NODES, self.pos_k());
+                let found = vcf.solve(&mut self.pos, LEAF_VCF_DEPTH);
+                self.nodes += vcf.nodes - 1;
+                if let Some((_, plies)) = found {
+                    return WIN - ply as i32 - plies as i32;
+                }
+            }
             return self.evaluate();
         }
 
@@ -487,6 +695,11 @@ impl Run<'_> {
             }
             moves.swap(i, top);
             let (m, mscore) = moves[i];
+            // Move-count pruning (chessprogramming.org/Futility_Pruning, "late move pruning"):
+            // far down the ordering, quiet moves of a non-PV node are not worth a look.
+            if !pv_node && !forced && i >= 3 + (depth * depth) as usize && mscore < TACTICAL {
+                break;
+            }
             self.pos.play(m as usize);
             let new_depth = depth - 1;
             let mut score;
@@ -496,8 +709,10 @@ impl Run<'_> {
                 // Late move reductions (chessprogramming.org/Late_Move_Reductions) for quiet
                 // moves far down the ordering.
                 let mut r = 0;
-                if depth >= 3 && i >= 3 && !forced && mscore < TACTICAL {
-                    r = 1 + (i >= 8) as i32 + (depth >= 6 && i >= 16) as i32;
+                if depth >= 2 && i >= 2 && !forced && mscore < TACTICAL {
+                    // The usual logarithmic formula: reduce more the deeper and the later.
+                    let l = ((depth as f32).ln() * (i as f32).ln() * 0.6 + 0.4) as i32;
+                    r = l.clamp(1, depth - 1) - pv_node as i32;
                 }
                 score = -self.negamax(new_depth - r, ply + 1, -alpha - 1, -alpha, false);
                 if score > alpha && r > 0 {

@@ -488,8 +488,13 @@ impl Position {
     fn refresh(&mut self, i: usize, d: usize) {
         let st = &mut self.state[i];
         let key = st.keys[d];
-        st.levels[0][d] = self.table.level(key);
-        st.levels[1][d] = self.table.level(pattern::swap(key));
+        let new = [self.table.level(key), self.table.level(pattern::swap(key))];
+        if new[0] == st.levels[0][d] && new[1] == st.levels[1][d] {
+            // Most cells a stone touches keep their levels: nothing else to update.
+            return;
+        }
+        st.levels[0][d] = new[0];
+        st.levels[1][d] = new[1];
         for p in 0..2 {
             let (class, value) = self.combos[combine_index(st.levels[p])];
             self.total[p] += value - st.value[p];

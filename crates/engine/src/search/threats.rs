@@ -53,6 +53,17 @@ impl CellList {
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Sorts the cells by `key` (stable, no allocation).
+    pub fn sort_by_key<K: Ord>(&mut self, mut key: impl FnMut(usize) -> K) {
+        // Insertion sort: the lists are short.
+        for i in 1..self.len {
+            let mut j = i;
+            while j > 0 && key(self.cells[j] as usize) < key(self.cells[j - 1] as usize) {
+                self.cells.swap(j, j - 1);
+                j -= 1;
+            }
+        }
+    }
 }
 
 impl Default for CellList {
@@ -83,7 +94,8 @@ pub fn win_cells_around(pos: &Position, c: usize, p: usize, k: usize) -> CellLis
     for d in pos.dirs() {
         for off in 1..k {
             for j in [c + off * d, c - off * d] {
-                if pos.is_empty(j) && pos.wins_at(j, p) {
+                // The tables never miss a five, so they filter the exact test.
+                if pos.is_empty(j) && pos.class(j, p) == C_WIN && pos.wins_at(j, p) {
                     out.push(j);
                 }
             }
@@ -185,13 +197,8 @@ impl Vcf {
             }
         }
         // Strongest fours first: a four-three or an open four usually ends it.
-        let mut order: Vec<(u8, u16)> = cand
-            .as_slice()
-            .iter()
-            .map(|&c| (pos.class(c as usize, me), c))
-            .collect();
-        order.sort_unstable_by(|a, b| b.cmp(a));
-        for (_, c) in order {
+        cand.sort_by_key(|c| std::cmp::Reverse(pos.class(c, me)));
+        for &c in cand.as_slice() {
             let c = c as usize;
             pos.play(c);
             let result = self.defend(pos, c, me, depth);
