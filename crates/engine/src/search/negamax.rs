@@ -280,7 +280,11 @@ impl Run<'_> {
             }
         }
 
-        let max_depth = limits.max_depth.clamp(1, (MAX_PLY - 8) as u8);
+        let mut max_depth = limits.max_depth.clamp(1, (MAX_PLY - 8) as u8);
+        if root.len() == 1 && !self.small {
+            // A single legal answer (a forced block): no need to think long about it.
+            max_depth = max_depth.min(2);
+        }
         let empties = self.pos.size() - self.pos.stones();
         let mut prev = 0;
         // A small board is solved outright: one full-depth search beats deepening.

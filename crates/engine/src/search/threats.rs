@@ -120,7 +120,7 @@ pub fn defences(pos: &mut Position, attacker: usize, wins: &CellList) -> CellLis
                 if dirs & (1 << d) == 0 {
                     continue;
                 }
-                for off in 1..=6 {
+                for off in 1..=5 {
                     for j in [w + off * step, w - off * step] {
                         if pos.is_empty(j) {
                             cand.push(j);
@@ -180,6 +180,10 @@ impl Vcf {
             return None;
         }
         let opp_wins = win_cells(pos, opp);
+        let fours = pos.count(me, C_FOUR) + pos.count(me, C_FOUR_THREE) + pos.count(me, C_FLEX4);
+        if fours == 0 {
+            return None; // the counters say there is no four to play: skip the scan
+        }
         let mut cand = CellList::new();
         if opp_wins.is_empty() {
             for &c in pos.board_cells() {
