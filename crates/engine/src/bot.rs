@@ -183,6 +183,41 @@ mod tests {
             .is_some());
     }
 
+    /// Self-play smoke test on every rule and some odd board sizes: every move is legal and
+    /// nothing panics, whether the game ends or the move cap is hit.
+    #[test]
+    fn self_play_is_legal_on_all_rules_and_sizes() {
+        use crate::Rule;
+        let stop = AtomicBool::new(false);
+        let quick = |blunder| Level {
+            style: Style::Full,
+            max_depth: 3,
+            time: Duration::from_millis(15),
+            blunder,
+        };
+        let mut games: Vec<Rules> = Rule::ALL
+            .iter()
+            .map(|&r| Rules::caro(15, 15, r).unwrap())
+            .collect();
+        games.push(Rules::caro(5, 5, Rule::Caro).unwrap());
+        games.push(Rules::caro(32, 20, Rule::Freestyle).unwrap());
+        games.push(Rules::mnk(5, 5, 4).unwrap());
+        games.push(Rules::mnk(8, 8, 7).unwrap());
+        for (n, rules) in games.into_iter().enumerate() {
+            let mut bots = [Bot::new(quick(0.3), n as u64), Bot::new(quick(0.0), 1)];
+            let mut board = Board::new(rules);
+            for ply in 0..60 {
+                if board.status() != Status::Ongoing {
+                    break;
+                }
+                let r = bots[ply % 2].choose(&board, &stop, &mut |_| {}).unwrap();
+                board
+                    .try_play(r.best)
+                    .unwrap_or_else(|e| panic!("{rules:?}: {e}"));
+            }
+        }
+    }
+
     #[test]
     fn blunders_happen_and_are_seeded() {
         let stop = AtomicBool::new(false);

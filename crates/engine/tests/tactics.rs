@@ -20,7 +20,7 @@ const NODES: u64 = 10_000;
 /// Node budget per LOST position (only a legal answer is asked for).
 const LOST_NODES: u64 = 4_000;
 /// Share of the freestyle MATE positions that must be proven within the budget.
-const MATE_RATE: f64 = 0.68;
+const MATE_RATE: f64 = 0.72;
 
 fn load(name: &str) -> Vec<TestPosition> {
     let path = format!("{}/tests/data/positions/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -33,6 +33,8 @@ const LEAF_VCF_DEPTH: u32 = 6;
 const LEAF_VCF_NODES: u64 = 24;
 /// Threat-space search at the root: attacker moves deep, and node budget without a node limit.
 const VCT_DEPTH: u32 = 8;
+/// Node budget of the VCF tried at each attacker node of the threat-space search.
+const VCT_VCF_NODES: u64 = 20;
 const VCT_NODES: u64 = 60_000;
 /// Entries of the threat-space search's failure cache (a power of two).
 const VCT_CACHE: usize = 1 << 16;
@@ -423,7 +425,7 @@ impl Run<'_> {
         if !threats::win_cells(&self.pos, me).is_empty() {
             return Some(1);
         }
-        let mut vcf = Vcf::new(200, self.pos_k());
+        let mut vcf = Vcf::new(VCT_VCF_NODES, self.pos_k());
         let found = vcf.solve(&mut self.pos, 12);
         self.nodes += vcf.nodes;
         if let Some((_, plies)) = found {
