@@ -16,9 +16,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::position::{
-    Position, CLASSES, C_FLEX4, C_FOUR, C_FOUR_THREE, C_THREE, C_THREE_THREE, C_WIN,
-};
+use super::position::{Position, C_FLEX4, C_FOUR, C_FOUR_THREE, C_THREE, C_THREE_THREE, C_WIN};
 use super::threats::{self, CellList, Vcf};
 use super::tt::{self, Bound, Table};
 use super::{is_mate, Limits, Score, SearchInfo, SearchResult, WIN};
@@ -773,6 +771,3 @@ impl Run<'_> {
         best
     }
 }
-
-#[allow(dead_code)]
-const _: () = assert!(CLASSES == 8 && C_THREE < C_FOUR);

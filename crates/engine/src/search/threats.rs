@@ -108,6 +108,15 @@ pub fn win_cells_around(pos: &Position, c: usize, p: usize, k: usize) -> CellLis
 /// `wins`. Under freestyle and exact five only the win squares themselves can; under the caro
 /// rules a stone just beyond the would-be five also does, by blocking it at both ends.
 pub fn defences(pos: &mut Position, attacker: usize, wins: &CellList) -> CellList {
+    if !pos.rule().blocked_ends_matter() {
+        // Without the caro rule a stone can only stop the five it stands on (it cannot shorten
+        // or lengthen another run of the attacker's), so there is nothing to try.
+        return if wins.len() == 1 {
+            wins.clone()
+        } else {
+            CellList::new()
+        };
+    }
     let mut cand = CellList::new();
     for &w in wins.as_slice() {
         cand.push(w as usize);
