@@ -108,3 +108,149 @@ impl Bot {
         Some(result)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Move, Rules};
+
+    fn level(blunder: f64) -> Level {
+        Level {
+            style: Style::Full,
+            max_depth: 4,
+            time: Duration::from_secs(5),
+            blunder,
+        }
+    }
+
+    fn board(x: &[(u8, u8)], o: &[(u8, u8)]) -> Board {
+        let m = |v: &[(u8, u8)]| v.iter().map(|&(a, b)| Move::new(a, b)).collect::<Vec<_>>();
+        Board::set_up(Rules::caro_default(), &m(x), &m(o)).unwrap()
+    }
+
+    #[test]
+    fn engine_and_bot_are_send() {
+        fn send<T: Send>() {}
+        send::<Engine>();
+        send::<Bot>();
+    }
+
+    #[test]
+    fn a_blundering_bot_still_wins_and_blocks() {
+        let stop = AtomicBool::new(false);
+        // X to move with four in a row: must win.
+        let win = board(
+            &[(3, 7), (4, 7), (5, 7), (6, 7)],
+            &[(3, 9), (5, 9), (9, 2), (12, 12)],
+        );
+        // O to move facing X's four (blocked on one side): must block at (7, 7).
+        let block = board(
+            &[(3, 7), (4, 7), (5, 7), (6, 7), (11, 11)],
+            &[(2, 7), (5, 9), (9, 2), (12, 12)],
+        );
+        for seed in 0..20 {
+            let mut bot = Bot::new(level(1.0), seed);
+            let r = bot.choose(&win, &stop, &mut |_| {}).unwrap();
+            assert!(
+                [Move::new(2, 7), Move::new(7, 7)].contains(&r.best),
+                "{}",
+                r.best
+            );
+            let r = bot.choose(&block, &stop, &mut |_| {}).unwrap();
+            assert_eq!(r.best, Move::new(7, 7), "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn plays_mnk_games_too() {
+        let stop = AtomicBool::new(false);
+        // 7x6, four in a row: X has three with both ends open and wins at once.
+        let rules = Rules::mnk(7, 6, 4).unwrap();
+        let m = |v: &[(u8, u8)]| v.iter().map(|&(a, b)| Move::new(a, b)).collect::<Vec<_>>();
+        let b = Board::set_up(rules, &m(&[(2, 3), (3, 3), (4, 3)]), &m(&[(0, 0), (6, 5)])).unwrap();
+        let r = Bot::new(level(0.0), 3)
+            .choose(&b, &stop, &mut |_| {})
+            .unwrap();
+        assert!(
+            [Move::new(1, 3), Move::new(5, 3)].contains(&r.best),
+            "{}",
+            r.best
+        );
+        // And from the empty board it answers at all.
+        let empty = Board::new(rules);
+        assert!(Bot::new(level(0.0), 3)
+            .choose(&empty, &stop, &mut |_| {})
+            .is_some());
+    }
+
+    /// Self-play smoke test on every rule and some odd board sizes: every move is legal and
+    /// nothing panics, whether the game ends or the move cap is hit.
+    #[test]
+    fn self_play_is_legal_on_all_rules_and_sizes() {
+        use crate::Rule;
+        let stop = AtomicBool::new(false);
+        let quick = |blunder| Level {
+            style: Style::Full,
+            max_depth: 3,
+            time: Duration::from_millis(15),
+            blunder,
+        };
+        let mut games: Vec<Rules> = Rule::ALL
+            .iter()
+            .map(|&r| Rules::caro(15, 15, r).unwrap())
+            .collect();
+        games.push(Rules::caro(5, 5, Rule::Caro).unwrap());
+        games.push(Rules::caro(32, 20, Rule::Freestyle).unwrap());
+        games.push(Rules::mnk(5, 5, 4).unwrap());
+        games.push(Rules::mnk(8, 8, 7).unwrap());
+        for (n, rules) in games.into_iter().enumerate() {
+            let mut bots = [Bot::new(quick(0.3), n as u64), Bot::new(quick(0.0), 1)];
+            let mut board = Board::new(rules);
+            for ply in 0..60 {
+                if board.status() != Status::Ongoing {
+                    break;
+                }
+                let r = bots[ply % 2].choose(&board, &stop, &mut |_| {}).unwrap();
+                board
+                    .try_play(r.best)
+                    .unwrap_or_else(|e| panic!("{rules:?}: {e}"));
+            }
+        }
+    }
+
+    #[test]
+    fn blunders_happen_and_are_seeded() {
+        let stop = AtomicBool::new(false);
+        let b = board(&[(7, 7), (8, 8)], &[(7, 8)]);
+        let best = Bot::new(level(0.0), 1)
+            .choose(&b, &stop, &mut |_| {})
+            .unwrap()
+            .best;
+        let same = Bot::new(level(0.0), 99)
+            .choose(&b, &stop, &mut |_| {})
+            .unwrap()
+            .best;
+        assert_eq!(best, same, "no randomness without blunders");
+        let picks: Vec<Move> = (0..20)
+            .map(|seed| {
+                Bot::new(level(1.0), seed)
+                    .choose(&b, &stop, &mut |_| {})
+                    .unwrap()
+                    .best
+            })
+            .collect();
+        assert!(
+            picks.iter().all(|&m| m != best),
+            "a blunder is another move"
+        );
+        let again: Vec<Move> = (0..20)
+            .map(|seed| {
+                Bot::new(level(1.0), seed)
+                    .choose(&b, &stop, &mut |_| {})
+                    .unwrap()
+                    .best
+            })
+            .collect();
+        assert_eq!(picks, again, "same seed, same choices");
+    }
+}

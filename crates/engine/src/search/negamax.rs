@@ -16,9 +16,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::position::{
-    Position, CLASSES, C_FLEX4, C_FOUR, C_FOUR_THREE, C_THREE, C_THREE_THREE, C_WIN,
-};
+use super::position::{Position, C_FLEX4, C_FOUR, C_FOUR_THREE, C_THREE, C_THREE_THREE, C_WIN};
 use super::threats::{self, CellList, Vcf};
 use super::tt::{self, Bound, Table};
 use super::{is_mate, Limits, Score, SearchInfo, SearchResult, WIN};
@@ -33,6 +31,8 @@ const LEAF_VCF_DEPTH: u32 = 6;
 const LEAF_VCF_NODES: u64 = 24;
 /// Threat-space search at the root: attacker moves deep, and node budget without a node limit.
 const VCT_DEPTH: u32 = 8;
+/// Node budget of the VCF tried at each attacker node of the threat-space search.
+const VCT_VCF_NODES: u64 = 20;
 const VCT_NODES: u64 = 60_000;
 /// Entries of the threat-space search's failure cache (a power of two).
 const VCT_CACHE: usize = 1 << 16;
@@ -280,7 +280,11 @@ impl Run<'_> {
             }
         }
 
-        let max_depth = limits.max_depth.clamp(1, (MAX_PLY - 8) as u8);
+        let mut max_depth = limits.max_depth.clamp(1, (MAX_PLY - 8) as u8);
+        if root.len() == 1 && !self.small {
+            // A single legal answer (a forced block): no need to think long about it.
+            max_depth = max_depth.min(2);
+        }
         let empties = self.pos.size() - self.pos.stones();
         let mut prev = 0;
         // A small board is solved outright: one full-depth search beats deepening.
@@ -419,7 +423,7 @@ impl Run<'_> {
         if !threats::win_cells(&self.pos, me).is_empty() {
             return Some(1);
         }
-        let mut vcf = Vcf::new(200, self.pos_k());
+        let mut vcf = Vcf::new(VCT_VCF_NODES, self.pos_k());
         let found = vcf.solve(&mut self.pos, 12);
         self.nodes += vcf.nodes;
         if let Some((_, plies)) = found {
@@ -767,6 +771,3 @@ impl Run<'_> {
         best
     }
 }
-
-#[allow(dead_code)]
-const _: () = assert!(CLASSES == 8 && C_THREE < C_FOUR);

@@ -165,11 +165,11 @@ impl Table {
     }
 }
 
-/// The table for `rule` and win length `k`, built on first use (about a tenth of a second) and
+/// The table for `rule` and win length `k`, built on first use (a fraction of a second) and
 /// shared by every search afterwards.
 pub fn table(rule: Rule, k: u8) -> &'static Table {
-    // Win lengths 3..=6 are classified exactly by a radius-5 window; longer ones share the
-    // k = 6 slot's shape only in name, and the search does not use patterns for them.
+    // Win lengths 3..=6 are classified by a radius-5 window. Longer ones get the k = 6 table:
+    // its fives are then only hints (every win is confirmed on the stones), see docs/engine.md.
     static TABLES: [[OnceLock<Table>; 4]; 4] = [const { [const { OnceLock::new() }; 4] }; 4];
     let r = Rule::ALL.iter().position(|&x| x == rule).unwrap_or(0);
     let slot = (k.clamp(3, 6) - 3) as usize;

@@ -108,6 +108,15 @@ pub fn win_cells_around(pos: &Position, c: usize, p: usize, k: usize) -> CellLis
 /// `wins`. Under freestyle and exact five only the win squares themselves can; under the caro
 /// rules a stone just beyond the would-be five also does, by blocking it at both ends.
 pub fn defences(pos: &mut Position, attacker: usize, wins: &CellList) -> CellList {
+    if !pos.rule().blocked_ends_matter() {
+        // Without the caro rule a stone can only stop the five it stands on (it cannot shorten
+        // or lengthen another run of the attacker's), so there is nothing to try.
+        return if wins.len() == 1 {
+            wins.clone()
+        } else {
+            CellList::new()
+        };
+    }
     let mut cand = CellList::new();
     for &w in wins.as_slice() {
         cand.push(w as usize);
@@ -120,7 +129,7 @@ pub fn defences(pos: &mut Position, attacker: usize, wins: &CellList) -> CellLis
                 if dirs & (1 << d) == 0 {
                     continue;
                 }
-                for off in 1..=6 {
+                for off in 1..=5 {
                     for j in [w + off * step, w - off * step] {
                         if pos.is_empty(j) {
                             cand.push(j);
@@ -180,6 +189,10 @@ impl Vcf {
             return None;
         }
         let opp_wins = win_cells(pos, opp);
+        let fours = pos.count(me, C_FOUR) + pos.count(me, C_FOUR_THREE) + pos.count(me, C_FLEX4);
+        if fours == 0 {
+            return None; // the counters say there is no four to play: skip the scan
+        }
         let mut cand = CellList::new();
         if opp_wins.is_empty() {
             for &c in pos.board_cells() {
