@@ -177,30 +177,34 @@ impl Pentanomial {
     }
 }
 
+/// The pseudo-count of an empty category in [`llr`] (fishtest's value).
+pub const REGULARIZE: f64 = 1e-3;
+
 /// The generalised SPRT log-likelihood ratio of H1 (Elo = `elo1`) against H0 (Elo = `elo0`)
 /// for a sample of scores, in the normal approximation fishtest and fastchess use for logistic
 /// Elo bounds (Van den Bergh, "A Generalized SPRT"):
 ///
 /// `LLR = n (s1 - s0) (2 mean - s0 - s1) / (2 var)`, `s_i = score_from_elo(elo_i)`,
 ///
-/// with `mean` and `var` the per-sample mean and variance. Zero when the variance is zero
-/// (no games, or every sample equal: no information about the spread yet).
+/// with `mean` and `var` the per-sample mean and variance. Zero with no samples.
+///
+/// Empty categories count as [`REGULARIZE`] samples, as fishtest's `LLRcalc.regularize` does:
+/// otherwise a run of identical results (every game won) has zero variance and the LLR would
+/// stay undefined however lopsided the match.
 pub fn llr(values: &[f64], counts: &[u64], elo0: f64, elo1: f64) -> f64 {
-    let n: u64 = counts.iter().sum();
-    if n == 0 {
+    if counts.iter().all(|&c| c == 0) {
         return 0.0;
     }
-    let n = n as f64;
-    let mean = values
+    let counts: Vec<f64> = counts
         .iter()
-        .zip(counts)
-        .map(|(v, &c)| v * c as f64)
-        .sum::<f64>()
-        / n;
+        .map(|&c| if c == 0 { REGULARIZE } else { c as f64 })
+        .collect();
+    let n: f64 = counts.iter().sum();
+    let mean = values.iter().zip(&counts).map(|(v, c)| v * c).sum::<f64>() / n;
     let var = values
         .iter()
-        .zip(counts)
-        .map(|(v, &c)| c as f64 * (v - mean).powi(2))
+        .zip(&counts)
+        .map(|(v, c)| c * (v - mean).powi(2))
         .sum::<f64>()
         / n;
     if var <= 0.0 {
@@ -363,13 +367,20 @@ mod tests {
         };
         assert!(close(p.llr(0.0, 10.0), 0.678_967, 1e-5));
         assert_eq!(Wdl::default().llr(0.0, 5.0), 0.0);
-        // All draws: no variance, no information.
-        let draws = Wdl {
-            wins: 0,
-            draws: 7,
-            losses: 0,
+        // One-sided samples still move the LLR, thanks to the pseudo-counts: a won pair is
+        // already strong evidence for elo1 = 10 over elo0 = 0 (reference computation: 3.805).
+        let won = Pentanomial {
+            counts: [0, 0, 0, 0, 1],
         };
-        assert_eq!(draws.llr(0.0, 5.0), 0.0);
+        assert!(
+            close(won.llr(0.0, 10.0), 3.805, 1e-3),
+            "{}",
+            won.llr(0.0, 10.0)
+        );
+        let lost = Pentanomial {
+            counts: [1, 0, 0, 0, 0],
+        };
+        assert!(lost.llr(0.0, 10.0) < -2.0);
     }
 
     #[test]

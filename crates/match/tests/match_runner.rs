@@ -1,0 +1,276 @@
+//! End-to-end tests: run the `caro-match` binary against the scripted `fake-pbrain` fixture
+//! (tests/fake_engines/fake_pbrain.rs) and, when it has been built, the real `pbrain-caro`.
+//! They check what a user relies on: a misbehaving engine loses its games with the right reason,
+//! the match goes on, a crashed engine is restarted, and the output files exist and parse.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use caro_match::psq::PsqGame;
+use serde_json::Value;
+
+const CARO_MATCH: &str = env!("CARGO_BIN_EXE_caro-match");
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-pbrain");
+
+/// A fresh directory for one test's output.
+fn out_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("caro-match-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `caro-match play` with fast settings plus `extra`, asserting success; returns stdout.
+fn play(out: &Path, engine1: &str, engine2: &str, extra: &[&str]) -> String {
+    let output = Command::new(CARO_MATCH)
+        .args(["play", "--engine1", engine1, "--engine2", engine2])
+        .args(["--name1", "one", "--name2", "two", "--delay-ms", "1"])
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .output()
+        .expect("caro-match runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "caro-match failed: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// The JSON lines of `games.jsonl`, checked against their `.psq` files.
+fn games(out: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(out.join("games.jsonl")).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for r in &records {
+        let psq = std::fs::read_to_string(out.join(r["psq"].as_str().unwrap())).unwrap();
+        let game = PsqGame::parse(&psq).unwrap();
+        assert_eq!(game.moves.len(), r["moves"].as_array().unwrap().len());
+        assert_eq!(game.names[0], r["x"].as_str().unwrap());
+        let winner = match r["winner"].as_str() {
+            Some("x") => 1,
+            Some("o") => 2,
+            _ => 0,
+        };
+        assert_eq!(game.winner, Some(winner));
+    }
+    records
+}
+
+fn summary(out: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap()
+}
+
+fn fake(mode: &str) -> String {
+    format!("{FAKE} {mode}")
+}
+
+/// Plays good vs a misbehaving fake for 2 games and checks that the good engine won both,
+/// for `reason`, with both colours.
+fn misbehaviour_is_a_loss(name: &str, mode: &str, reason: &str, extra: &[&str]) {
+    let out = out_dir(name);
+    play(
+        &out,
+        &fake("good"),
+        &fake(mode),
+        &[&["--games", "2"], extra].concat(),
+    );
+    let records = games(&out);
+    assert_eq!(records.len(), 2, "the match went on after the first fault");
+    for r in &records {
+        assert_eq!(r["engine1_score"], "win", "{r}");
+        assert_eq!(r["reason"], reason, "{r}");
+    }
+    assert_eq!(records[0]["engine1_color"], "x");
+    assert_eq!(records[1]["engine1_color"], "o");
+    let s = summary(&out);
+    assert_eq!(s["games"], 2);
+    assert_eq!(s["faults"][1][reason], 2);
+    assert!(s["faults"][0].as_object().unwrap().is_empty());
+    let log = std::fs::read_to_string(out.join("match.log")).unwrap();
+    assert!(log.contains(&format!("two (o) loses: {reason}")), "{log}");
+}
+
+#[test]
+fn an_illegal_move_loses() {
+    misbehaviour_is_a_loss("illegal", "illegal", "illegal_move", &[]);
+}
+
+#[test]
+fn garbage_output_loses() {
+    misbehaviour_is_a_loss("garbage", "garbage", "garbage", &[]);
+}
+
+#[test]
+fn a_crash_loses() {
+    misbehaviour_is_a_loss("crash", "crash", "crash", &[]);
+}
+
+#[test]
+fn a_late_answer_forfeits() {
+    // Sleeps 700 ms against 150 + 100 ms allowed.
+    misbehaviour_is_a_loss("slow", "slow 700", "time_forfeit", &["--turn-ms", "150"]);
+}
+
+#[test]
+fn a_crashed_engine_is_restarted_and_plays_on() {
+    let out = out_dir("crash-once");
+    let marker = out.join("crashed.marker");
+    let engine2 = format!("{FAKE} crash-once {}", marker.display());
+    play(&out, &fake("good"), &engine2, &["--games", "4"]);
+    let records = games(&out);
+    assert_eq!(records.len(), 4);
+    assert_eq!(records[0]["reason"], "crash");
+    assert_eq!(records[0]["engine1_score"], "win");
+    assert_eq!(records[1]["restarted"], serde_json::json!([false, true]));
+    // The respawned process played real games: they end with a five, not a fault.
+    for r in &records[1..] {
+        assert_eq!(r["reason"], "five", "{r}");
+        assert_eq!(r["restarted"][0], false);
+    }
+    let s = summary(&out);
+    assert_eq!(s["restarts"], serde_json::json!([0, 1]));
+    assert!(std::fs::read_to_string(out.join("match.log"))
+        .unwrap()
+        .contains("two: restarting the engine"));
+}
+
+#[test]
+fn openings_are_played_twice_with_colours_swapped_in_parallel() {
+    let out = out_dir("openings");
+    let book = out.join("book.txt");
+    // Both formats: square names and centre offsets.
+    std::fs::write(&book, "# test book\nh8 i9 j8\n0,0 -1,1 2,2 0,3\n").unwrap();
+    play(
+        &out,
+        &fake("good"),
+        &fake("good"),
+        &[
+            "--games",
+            "4",
+            "--concurrency",
+            "2",
+            "--openings",
+            book.to_str().unwrap(),
+        ],
+    );
+    let mut records = games(&out);
+    // Games finish in any order with two workers.
+    records.sort_by_key(|r| r["game"].as_u64());
+    assert_eq!(records.len(), 4);
+    let openings = ["h8 i9 j8", "h8 g9 j10 h11"];
+    for pair in records.chunks(2) {
+        assert_eq!(pair[0]["pair"], pair[1]["pair"]);
+        assert_eq!(pair[0]["opening"], pair[1]["opening"]);
+        assert!(openings.contains(&pair[0]["opening"].as_str().unwrap()));
+        assert_eq!(pair[0]["x"], "one");
+        assert_eq!(pair[1]["x"], "two");
+        for r in pair {
+            let opening: Vec<&str> = r["opening"].as_str().unwrap().split(' ').collect();
+            let moves: Vec<&str> = r["moves"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m.as_str().unwrap())
+                .collect();
+            assert_eq!(
+                &moves[..opening.len()],
+                &opening[..],
+                "games start from the opening"
+            );
+            let times = r["times_ms"].as_array().unwrap();
+            assert!(
+                times[..opening.len()].iter().all(|t| t == 0),
+                "opening stones take no time"
+            );
+        }
+    }
+    assert_ne!(records[0]["opening"], records[2]["opening"]);
+    let s = summary(&out);
+    assert_eq!(s["games"], 4);
+    assert_eq!(
+        s["pentanomial"]["counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .sum::<u64>(),
+        2
+    );
+}
+
+#[test]
+fn sprt_stops_the_match_when_a_bound_is_crossed() {
+    let out = out_dir("sprt");
+    let stdout = play(
+        &out,
+        &fake("good"),
+        &fake("garbage"),
+        &["--games", "100", "--sprt", "0,10,0.05,0.05"],
+    );
+    let s = summary(&out);
+    let games_played = s["games"].as_u64().unwrap();
+    assert!(games_played < 100, "stopped early: {games_played}");
+    assert_eq!(s["sprt"]["decision"], "h1");
+    assert!(s["sprt"]["llr"].as_f64().unwrap() >= s["sprt"]["upper"].as_f64().unwrap());
+    assert!(stdout.contains("H1 accepted"), "{stdout}");
+    assert!(stdout.contains("LLR"), "{stdout}");
+}
+
+#[test]
+fn the_openings_generator_writes_a_readable_book() {
+    let output = Command::new(CARO_MATCH)
+        .args([
+            "openings",
+            "--rule",
+            "freestyle",
+            "--count",
+            "3",
+            "--depth",
+            "2",
+        ])
+        .args(["--time-ms", "50", "--min-stones", "3", "--max-stones", "4"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let rules = caro_engine::Rules::caro(15, 15, caro_engine::Rule::Freestyle).unwrap();
+    let book = caro_match::openings::parse_openings(&text, rules).unwrap();
+    assert_eq!(book.len(), 3, "{text}");
+}
+
+/// The real engine against the classic baseline, when `pbrain-caro` has been built next to
+/// `caro-match` (`cargo build -p caro-engine --bin pbrain-caro`). Skips loudly otherwise.
+#[test]
+fn pbrain_caro_plays_a_real_match() {
+    let dir = Path::new(CARO_MATCH).parent().unwrap();
+    let pbrain = dir.join(format!("pbrain-caro{}", std::env::consts::EXE_SUFFIX));
+    if !pbrain.exists() {
+        eprintln!(
+            "SKIPPED pbrain_caro_plays_a_real_match: {} is missing; build it first with \
+             `cargo build -p caro-engine --bin pbrain-caro`",
+            pbrain.display()
+        );
+        return;
+    }
+    let out = out_dir("pbrain");
+    let pbrain = format!("\"{}\"", pbrain.display());
+    let classic = format!("{pbrain} classic 2");
+    let stdout = play(
+        &out,
+        &pbrain,
+        &classic,
+        &["--games", "2", "--turn-ms", "150", "--tolerance-ms", "300"],
+    );
+    let records = games(&out);
+    assert_eq!(records.len(), 2, "{stdout}");
+    for r in &records {
+        let reason = r["reason"].as_str().unwrap();
+        assert!(reason == "five" || reason == "board_full", "{r}");
+    }
+    println!("{stdout}");
+}
