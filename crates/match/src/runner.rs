@@ -276,6 +276,8 @@ impl Summary {
         let mut out = String::new();
         let wdl = |w: &Wdl| format!("+{} ={} -{}", w.wins, w.draws, w.losses);
         let elo = |e: &Option<EloEstimate>| match e {
+            // Every sample equal (all won, say): no spread, so no interval to speak of.
+            Some(e) if e.stderr == 0.0 => format!("{:+.1} (no interval: no spread yet)", e.elo),
             Some(e) => format!("{:+.1} [{:+.1}, {:+.1}] (95%)", e.elo, e.low, e.high),
             None => "-".to_string(),
         };

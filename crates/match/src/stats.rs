@@ -21,7 +21,8 @@ pub fn elo_from_score(score: f64) -> f64 {
     } else if score >= 1.0 {
         f64::INFINITY
     } else {
-        -400.0 * (1.0 / score - 1.0).log10()
+        // `+ 0.0` turns the -0 of an even score into 0 for printing.
+        -400.0 * (1.0 / score - 1.0).log10() + 0.0
     }
 }
 
@@ -177,20 +178,25 @@ impl Pentanomial {
     }
 }
 
-/// The pseudo-count of an empty category in [`llr`] (fishtest's value).
+/// The pseudo-count of an empty category in [`llr`] (fishtest's and fastchess's value).
 pub const REGULARIZE: f64 = 1e-3;
 
 /// The generalised SPRT log-likelihood ratio of H1 (Elo = `elo1`) against H0 (Elo = `elo0`)
-/// for a sample of scores, in the normal approximation fishtest and fastchess use for logistic
-/// Elo bounds (Van den Bergh, "A Generalized SPRT"):
+/// for a sample of scores `values[i]` seen `counts[i]` times, as fishtest (`LLR_logistic` in
+/// `LLRcalc.py`) and fastchess compute it for logistic Elo bounds (M. Van den Bergh, "A
+/// Generalized SPRT"; chessprogramming wiki, "Sequential Probability Ratio Test"):
 ///
-/// `LLR = n (s1 - s0) (2 mean - s0 - s1) / (2 var)`, `s_i = score_from_elo(elo_i)`,
+/// - `p` is the empirical distribution over `values`, an empty category counting as
+///   [`REGULARIZE`] samples (without it a run of identical results has no spread and no MLE);
+/// - for each hypothesis, `q` is the maximum-likelihood distribution on the same values whose
+///   mean is `s = score_from_elo(elo)`: `q_i = p_i / (1 + x (v_i - s))`, with `x` the root of
+///   `sum p_i (v_i - s) / (1 + x (v_i - s)) = 0` (found by bisection: the sum decreases in `x`);
+/// - `LLR = n sum p_i ln(q1_i / q0_i) = n (sum p_i ln(1 + x0 d0_i) - sum p_i ln(1 + x1 d1_i))`.
 ///
-/// with `mean` and `var` the per-sample mean and variance. Zero with no samples.
-///
-/// Empty categories count as [`REGULARIZE`] samples, as fishtest's `LLRcalc.regularize` does:
-/// otherwise a run of identical results (every game won) has zero variance and the LLR would
-/// stay undefined however lopsided the match.
+/// For large samples this agrees with the normal approximation
+/// `n (s1 - s0) (2 mean - s0 - s1) / (2 var)` ([`llr_normal`]), which is unusable early on: with
+/// one won game its variance estimate is near zero and it would decide at once. Zero with no
+/// samples.
 pub fn llr(values: &[f64], counts: &[u64], elo0: f64, elo1: f64) -> f64 {
     if counts.iter().all(|&c| c == 0) {
         return 0.0;
@@ -200,11 +206,58 @@ pub fn llr(values: &[f64], counts: &[u64], elo0: f64, elo1: f64) -> f64 {
         .map(|&c| if c == 0 { REGULARIZE } else { c as f64 })
         .collect();
     let n: f64 = counts.iter().sum();
-    let mean = values.iter().zip(&counts).map(|(v, c)| v * c).sum::<f64>() / n;
+    let p: Vec<f64> = counts.iter().map(|c| c / n).collect();
+    // sum p_i ln(1 + x d_i) at the constrained MLE: minus the mean log-likelihood ratio of the
+    // empirical distribution against the closest distribution with mean `s`.
+    let log_q_over_p = |s: f64| -> f64 {
+        let d: Vec<f64> = values.iter().map(|v| v - s).collect();
+        let (dmax, dmin) = d
+            .iter()
+            .fold((f64::MIN, f64::MAX), |(hi, lo), &x| (hi.max(x), lo.min(x)));
+        if dmax <= 0.0 || dmin >= 0.0 {
+            // s outside the values' range: no distribution has that mean.
+            return f64::NEG_INFINITY;
+        }
+        // 1 + x d_i > 0 for every i: x in (-1/dmax, -1/dmin).
+        let (mut lo, mut hi) = (-1.0 / dmax, -1.0 / dmin);
+        let f = |x: f64| -> f64 { p.iter().zip(&d).map(|(p, d)| p * d / (1.0 + x * d)).sum() };
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if f(mid) > 0.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let x = 0.5 * (lo + hi);
+        -p.iter()
+            .zip(&d)
+            .map(|(p, d)| p * (1.0 + x * d).ln())
+            .sum::<f64>()
+    };
+    let (s0, s1) = (score_from_elo(elo0), score_from_elo(elo1));
+    n * (log_q_over_p(s1) - log_q_over_p(s0))
+}
+
+/// The normal approximation of [`llr`], `n (s1 - s0) (2 mean - s0 - s1) / (2 var)` with the
+/// sample mean and variance (the older fastchess and cutechess formula). Kept as a reference for
+/// tests; zero when the variance is zero.
+pub fn llr_normal(values: &[f64], counts: &[u64], elo0: f64, elo1: f64) -> f64 {
+    let n: u64 = counts.iter().sum();
+    if n == 0 {
+        return 0.0;
+    }
+    let n = n as f64;
+    let mean = values
+        .iter()
+        .zip(counts)
+        .map(|(v, &c)| v * c as f64)
+        .sum::<f64>()
+        / n;
     let var = values
         .iter()
-        .zip(&counts)
-        .map(|(v, c)| c * (v - mean).powi(2))
+        .zip(counts)
+        .map(|(v, &c)| c as f64 * (v - mean).powi(2))
         .sum::<f64>()
         / n;
     if var <= 0.0 {
@@ -356,31 +409,58 @@ mod tests {
 
     #[test]
     fn llr_on_known_counts() {
+        // Reference values from an independent Python implementation of the same MLE.
         let wdl = Wdl {
             wins: 100,
             draws: 50,
             losses: 80,
         };
-        assert!(close(wdl.llr(0.0, 10.0), 0.619_667, 1e-5));
+        assert!(
+            close(wdl.llr(0.0, 10.0), 0.614_076, 1e-5),
+            "{}",
+            wdl.llr(0.0, 10.0)
+        );
         let p = Pentanomial {
             counts: [5, 20, 40, 25, 10],
         };
-        assert!(close(p.llr(0.0, 10.0), 0.678_967, 1e-5));
-        assert_eq!(Wdl::default().llr(0.0, 5.0), 0.0);
-        // One-sided samples still move the LLR, thanks to the pseudo-counts: a won pair is
-        // already strong evidence for elo1 = 10 over elo0 = 0 (reference computation: 3.805).
-        let won = Pentanomial {
-            counts: [0, 0, 0, 0, 1],
-        };
         assert!(
-            close(won.llr(0.0, 10.0), 3.805, 1e-3),
+            close(p.llr(0.0, 10.0), 0.671_580, 1e-5),
             "{}",
-            won.llr(0.0, 10.0)
+            p.llr(0.0, 10.0)
         );
-        let lost = Pentanomial {
-            counts: [1, 0, 0, 0, 0],
+        // The normal approximation agrees on samples this size (0.6197 and 0.6790 by hand).
+        let tri = [1.0, 0.5, 0.0];
+        assert!(close(
+            llr_normal(&tri, &[100, 50, 80], 0.0, 10.0),
+            0.619_667,
+            1e-5
+        ));
+        assert!(close(
+            llr_normal(&Pentanomial::VALUES, &p.counts, 0.0, 10.0),
+            0.678_967,
+            1e-5
+        ));
+        assert_eq!(Wdl::default().llr(0.0, 5.0), 0.0);
+    }
+
+    #[test]
+    fn one_sided_samples_move_the_llr_gradually() {
+        // Won pairs only: the regularised MLE grows by about 0.134 per pair for [0, 50], so
+        // one won pair decides nothing and 22 do (Python reference: 1 pair 0.13384, 10 pairs
+        // 1.33616; 0.028424 per pair for [0, 10]).
+        let won = |n| Pentanomial {
+            counts: [0, 0, 0, 0, n],
         };
-        assert!(lost.llr(0.0, 10.0) < -2.0);
+        assert!(close(won(1).llr(0.0, 50.0), 0.133_837, 1e-5));
+        assert!(close(won(10).llr(0.0, 50.0), 1.336_165, 1e-5));
+        assert!(close(won(1).llr(0.0, 10.0), 0.028_424, 1e-5));
+        let sprt: Sprt = "0,50,0.05,0.05".parse().unwrap();
+        assert_eq!(sprt.decide(won(21).llr(0.0, 50.0)), SprtDecision::Continue);
+        assert_eq!(sprt.decide(won(23).llr(0.0, 50.0)), SprtDecision::H1);
+        let lost = Pentanomial {
+            counts: [30, 0, 0, 0, 0],
+        };
+        assert_eq!(sprt.decide(lost.llr(0.0, 50.0)), SprtDecision::H0);
     }
 
     #[test]
