@@ -152,7 +152,8 @@ pub struct Generated {
 }
 
 /// Random openings near the centre that our engine judges balanced: stones are dropped for X and
-/// O alternately on empty cells within `radius` of the centre; a candidate is kept if the game is
+/// O alternately on empty cells, the first within one cell of the centre and each next one within
+/// two cells of an earlier stone, all within `radius` of the centre; a candidate is kept if the game is
 /// still on, it is new up to the board's symmetries, and a search of
 /// [`caro_engine::search::Engine`] to `depth` (capped by `time`) scores it within the window for
 /// the side to move with no mate either way. The scores are the engine's evaluation units.
@@ -173,8 +174,22 @@ pub fn generate(settings: &GenerateSettings) -> Vec<Generated> {
         let mut board = Board::new(rules);
         let mut ok = true;
         while board.moves().len() < stones && ok {
-            let x = cx + rng.random_range(-r..=r);
-            let y = cy + rng.random_range(-r..=r);
+            // Openings are played in a cluster: the first stone within one cell of the centre,
+            // each later one within two cells of a stone already placed (scattered stones make
+            // positions no game reaches), all within `radius` of the centre.
+            let (ax, ay) = match board.moves() {
+                [] => (cx, cy),
+                placed => {
+                    let m = placed[rng.random_range(0..placed.len())];
+                    (m.x as i64, m.y as i64)
+                }
+            };
+            let step = if board.moves().is_empty() { 1 } else { 2 };
+            let x = ax + rng.random_range(-step..=step);
+            let y = ay + rng.random_range(-step..=step);
+            if (x - cx).abs() > r || (y - cy).abs() > r {
+                continue;
+            }
             match board.check(x, y) {
                 Ok(mv) => {
                     board.play(mv);
