@@ -14,10 +14,15 @@ const FAKE: &str = env!("CARGO_BIN_EXE_fake-pbrain");
 
 /// A fresh directory for one test's output.
 fn out_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("caro-match-{name}"));
+    let dir = out_dir_path(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Where [`out_dir`] puts a test's output (without clearing it).
+fn out_dir_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("caro-match-{name}"))
 }
 
 /// Runs `caro-match play` with fast settings plus `extra`, asserting success; returns stdout.
@@ -69,14 +74,14 @@ fn fake(mode: &str) -> String {
     format!("{FAKE} {mode}")
 }
 
-/// Plays good vs a misbehaving fake for 2 games and checks that the good engine won both,
+/// Plays good vs a misbehaving `engine2` for 2 games and checks that the good engine won both,
 /// for `reason`, with both colours.
-fn misbehaviour_is_a_loss(name: &str, mode: &str, reason: &str, extra: &[&str]) {
+fn misbehaviour_is_a_loss(name: &str, engine2: &str, reason: &str, extra: &[&str]) {
     let out = out_dir(name);
     play(
         &out,
         &fake("good"),
-        &fake(mode),
+        engine2,
         &[&["--games", "2"], extra].concat(),
     );
     let records = games(&out);
@@ -97,23 +102,67 @@ fn misbehaviour_is_a_loss(name: &str, mode: &str, reason: &str, extra: &[&str]) 
 
 #[test]
 fn an_illegal_move_loses() {
-    misbehaviour_is_a_loss("illegal", "illegal", "illegal_move", &[]);
+    misbehaviour_is_a_loss("illegal", &fake("illegal"), "illegal_move", &[]);
 }
 
 #[test]
 fn garbage_output_loses() {
-    misbehaviour_is_a_loss("garbage", "garbage", "garbage", &[]);
+    misbehaviour_is_a_loss("garbage", &fake("garbage"), "garbage", &[]);
 }
 
 #[test]
 fn a_crash_loses() {
-    misbehaviour_is_a_loss("crash", "crash", "crash", &[]);
+    misbehaviour_is_a_loss("crash", &fake("crash"), "crash", &[]);
 }
 
 #[test]
 fn a_late_answer_forfeits() {
     // Sleeps 700 ms against 150 + 100 ms allowed.
-    misbehaviour_is_a_loss("slow", "slow 700", "time_forfeit", &["--turn-ms", "150"]);
+    misbehaviour_is_a_loss(
+        "slow",
+        &fake("slow 700"),
+        "time_forfeit",
+        &["--turn-ms", "150"],
+    );
+}
+
+#[test]
+fn an_error_answer_loses() {
+    misbehaviour_is_a_loss("error", &fake("error"), "engine_error", &[]);
+}
+
+#[test]
+fn the_match_clock_forfeits_too() {
+    // No per-move limit, 400 ms per game: the 700 ms third move overdraws the clock.
+    let args = ["--turn-ms", "0", "--match-ms", "400"];
+    misbehaviour_is_a_loss("match-clock", &fake("slow 700"), "time_forfeit", &args);
+    let log = std::fs::read_to_string(out_dir_path("match-clock").join("match.log")).unwrap();
+    assert!(log.contains("< INFO timeout_match 400"), "{log}");
+    assert!(log.contains("< INFO time_left 400"), "{log}");
+}
+
+#[test]
+fn an_engine_that_cannot_start_loses_every_game() {
+    misbehaviour_is_a_loss("no-engine", "/nonexistent/pbrain-none", "start_failed", &[]);
+}
+
+#[test]
+fn rectangular_boards_use_rectstart() {
+    let out = out_dir("rect");
+    play(
+        &out,
+        &fake("good"),
+        &fake("good"),
+        &["--games", "2", "--width", "20", "--height", "15"],
+    );
+    let records = games(&out);
+    assert_eq!(records.len(), 2);
+    let psq = std::fs::read_to_string(out.join("games/0001.psq")).unwrap();
+    assert!(psq.starts_with("Piskvorky 20x15, 11:11, 0\n"), "{psq}");
+    let log = std::fs::read_to_string(out.join("match.log")).unwrap();
+    assert!(log.contains("< RECTSTART 20,15"), "{log}");
+    // The fake's first move is the centre of the 20x15 board: (10, 7) = k8.
+    assert_eq!(records[0]["moves"][0], "k8");
 }
 
 #[test]
@@ -266,7 +315,7 @@ fn pbrain_caro_plays_a_real_match() {
         &out,
         &pbrain,
         &classic,
-        &["--games", "2", "--turn-ms", "150", "--tolerance-ms", "300"],
+        &["--games", "2", "--turn-ms", "150", "--tolerance-ms", "500"],
     );
     let records = games(&out);
     assert_eq!(records.len(), 2, "{stdout}");

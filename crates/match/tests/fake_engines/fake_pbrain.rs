@@ -10,6 +10,7 @@
 //!                             the FILE marks that it crashed, so a respawned process plays well
 //! fake-pbrain slow MS         sleeps MS milliseconds before its 3rd move
 //! fake-pbrain garbage         answers its 3rd move request with words
+//! fake-pbrain error           answers its 3rd move request with `ERROR ...`
 //! ```
 //!
 //! Moves are counted per game (START resets the count). Standard library only.
@@ -26,6 +27,7 @@ enum Mode {
     CrashOnce(String),
     Slow(u64),
     Garbage,
+    Error,
 }
 
 fn main() {
@@ -37,8 +39,11 @@ fn main() {
         (Some("crash-once"), Some(f)) => Mode::CrashOnce(f.clone()),
         (Some("slow"), Some(ms)) => Mode::Slow(ms.parse().expect("slow MS")),
         (Some("garbage"), _) => Mode::Garbage,
+        (Some("error"), _) => Mode::Error,
         _ => {
-            eprintln!("usage: fake-pbrain good|illegal|crash|crash-once FILE|slow MS|garbage");
+            eprintln!(
+                "usage: fake-pbrain good|illegal|crash|crash-once FILE|slow MS|garbage|error"
+            );
             std::process::exit(2);
         }
     };
@@ -123,6 +128,10 @@ fn answer(mode: &Mode, n: u32, taken: &mut [bool], w: usize, h: usize, say: &mut
             Mode::Slow(ms) => thread::sleep(Duration::from_millis(*ms)),
             Mode::Garbage => {
                 say("hello, I am not a move");
+                return;
+            }
+            Mode::Error => {
+                say("ERROR I give up");
                 return;
             }
         }
