@@ -14,6 +14,18 @@
 //! - [`psq`]: the Piskvork `.psq` game record.
 //!
 //! `docs/match.md` is the user's guide. The library never prints; the `caro-match` binary does.
+//!
+//! ```
+//! use caro_match::stats::{elo_from_score, Pentanomial, Wdl};
+//!
+//! // 30 wins and 10 losses: a 75% score, about +191 Elo.
+//! let wdl = Wdl { wins: 30, draws: 0, losses: 10 };
+//! let elo = wdl.elo().unwrap();
+//! assert!((elo.elo - elo_from_score(0.75)).abs() < 1e-9 && elo.low < elo.elo);
+//! // Ten won pairs are not yet enough to accept +50 over 0 at alpha = beta = 0.05.
+//! let pairs = Pentanomial { counts: [0, 0, 0, 0, 10] };
+//! assert!(pairs.llr(0.0, 50.0) < (0.95f64 / 0.05).ln());
+//! ```
 #![deny(missing_docs)]
 
 pub mod openings;

@@ -443,6 +443,8 @@ mod tests {
         assert_eq!(Wdl::default().llr(0.0, 5.0), 0.0);
     }
 
+    /// Regression: the normal approximation, used at first, accepted H1 after a single won
+    /// game between real engines (near-zero variance estimate); the MLE form must not.
     #[test]
     fn one_sided_samples_move_the_llr_gradually() {
         // Won pairs only: the regularised MLE grows by about 0.134 per pair for [0, 50], so
