@@ -325,3 +325,28 @@ fn pbrain_caro_plays_a_real_match() {
     }
     println!("{stdout}");
 }
+
+#[test]
+fn a_bad_opening_file_is_refused_with_its_line() {
+    let out = out_dir("bad-book");
+    let book = out.join("book.txt");
+    std::fs::write(&book, "h8 i9\n# fine so far\nh8 h8\n").unwrap();
+    let output = Command::new(CARO_MATCH)
+        .args([
+            "play",
+            "--engine1",
+            &fake("good"),
+            "--engine2",
+            &fake("good"),
+        ])
+        .arg("--openings")
+        .arg(&book)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("opening line 3"), "{stderr}");
+    assert!(!out.join("games.jsonl").exists(), "no game was played");
+}
