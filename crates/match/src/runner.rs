@@ -357,6 +357,19 @@ struct Finished {
     outcome: crate::referee::GameOutcome,
     restarted: [bool; 2],
     duration_ms: u64,
+    /// Answered once the game is counted: the worker waits for it before taking the next game,
+    /// so that after an SPRT decision no worker starts another one (at most `concurrency - 1`
+    /// games already running finish after the deciding one).
+    counted: mpsc::Sender<()>,
+}
+
+/// Acknowledges a finished game to its worker when dropped, after it has been counted.
+struct AckOnDrop(mpsc::Sender<()>);
+
+impl Drop for AckOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
 }
 
 /// Plays the match, writing `games/NNNN.psq`, `games.jsonl`, `match.log` and `summary.json`
@@ -403,6 +416,7 @@ pub fn run_match(
                     Slot::new(&config.engines[0].name, &config.engines[0].command),
                     Slot::new(&config.engines[1].name, &config.engines[1].command),
                 ];
+                let (counted, wait_counted) = mpsc::channel();
                 while !stop.load(Ordering::Relaxed) {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(p) = pairings.get(i) else { break };
@@ -421,8 +435,9 @@ pub fn run_match(
                         outcome,
                         restarted,
                         duration_ms: started.elapsed().as_millis() as u64,
+                        counted: counted.clone(),
                     };
-                    if tx.send(finished).is_err() {
+                    if tx.send(finished).is_err() || wait_counted.recv().is_err() {
                         break;
                     }
                 }
@@ -433,6 +448,8 @@ pub fn run_match(
         }
         drop(tx);
         for finished in rx {
+            // However this game is handled, its worker may go on (or see the stop flag) after.
+            let _counted = AckOnDrop(finished.counted.clone());
             if result.is_err() {
                 continue; // drain so workers are not blocked; they stop below
             }
