@@ -83,7 +83,7 @@ struct PlayArgs {
     /// Extra milliseconds an answer may take before it forfeits.
     #[arg(long, default_value_t = 100)]
     tolerance_ms: u64,
-    /// Pause in milliseconds before each command sent after an answer.
+    /// Pause in milliseconds before each request to an engine (START, each move request).
     #[arg(long, default_value_t = 15)]
     delay_ms: u64,
     /// Milliseconds an engine may take to answer START (start-up included).

@@ -12,13 +12,13 @@
 //! 1,caro
 //! ```
 //!
-//! The header names the board size (the `11:11, 0` fields are Piskvork's window and timing
-//! state; readers ignore them and we write them as constants). Then one line per move,
-//! `x,y,time_ms`, with 1-based coordinates and the thinking time in milliseconds (0 for opening
-//! stones). Readers take moves up to the first line that is not three integers. What follows
-//! is not standardised; like the Gomocup archives we write the first player's (X's) and the
-//! second player's engine names, `-1`, and a result line: `1`, `2` or `0` (first player won,
-//! second won, draw) with the rule name. `docs/match.md` shows an example.
+//! The header names the board size (readers ignore the `11:11, 0` after it, which Piskvork uses
+//! for itself; we write it as a constant). Then one line per move, `x,y,time_ms`, with 1-based
+//! coordinates and the thinking time in milliseconds (0 for opening stones). Readers take moves
+//! up to the first line that is not three integers. What follows is free; we follow a trailer
+//! seen in published Gomocup-style records: the first player's (X's) and the second player's
+//! engine names, `-1`, and a result line: `1`, `2` or `0` (first player won, second won, draw)
+//! with the rule name. `docs/match.md` shows a real file.
 
 use caro_engine::Move;
 

@@ -43,8 +43,8 @@ pub struct GameSettings {
     pub match_ms: u64,
     /// Extra time an answer may take before it forfeits (pipes, process switching).
     pub tolerance: Duration,
-    /// Pause before each command sent after an answer: some engines drop a command that
-    /// arrives right after they wrote their move (c-gomoku-cli and Piskvork also pause).
+    /// Pause before each request (`START`, each move request): some engines drop a command
+    /// that arrives right after they wrote their move.
     pub delay: Duration,
     /// How long an engine may take to answer `START` (its start-up included).
     pub start_timeout: Duration,
