@@ -1,0 +1,283 @@
+//! `caro-match`: plays two Gomocup engines against each other (`caro-match play`) or generates
+//! balanced openings with our engine (`caro-match openings`). See `docs/match.md`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use caro_engine::{Rule, Rules};
+use caro_match::openings::{generate, parse_openings, GenerateSettings, Opening};
+use caro_match::referee::GameSettings;
+use caro_match::runner::{run_match, EngineSpec, MatchConfig};
+use caro_match::stats::Sprt;
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "caro-match",
+    version,
+    about = "A match runner for Gomocup (pbrain) engines"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Play a match between two engines.
+    Play(Box<PlayArgs>),
+    /// Generate balanced openings near the centre, checked by our search; prints them.
+    Openings(OpeningsArgs),
+}
+
+/// Board and rule, shared by both commands.
+#[derive(Args)]
+struct BoardArgs {
+    /// Rule: freestyle, exact_five, caro, caro_overline.
+    #[arg(long, default_value = "caro")]
+    rule: Rule,
+    /// Board size (square).
+    #[arg(long, default_value_t = 15)]
+    size: u8,
+    /// Board width, for a rectangular board (overrides --size).
+    #[arg(long)]
+    width: Option<u8>,
+    /// Board height, for a rectangular board (overrides --size).
+    #[arg(long)]
+    height: Option<u8>,
+}
+
+impl BoardArgs {
+    fn rules(&self) -> Result<Rules> {
+        let (w, h) = (
+            self.width.unwrap_or(self.size),
+            self.height.unwrap_or(self.size),
+        );
+        Rules::caro(w, h, self.rule).context("board size")
+    }
+}
+
+#[derive(Args)]
+struct PlayArgs {
+    /// Engine 1's command line (the engine the score is counted for).
+    #[arg(long)]
+    engine1: String,
+    /// Engine 2's command line.
+    #[arg(long)]
+    engine2: String,
+    /// Engine 1's name in records (default: its command line).
+    #[arg(long)]
+    name1: Option<String>,
+    /// Engine 2's name in records (default: its command line).
+    #[arg(long)]
+    name2: Option<String>,
+    #[command(flatten)]
+    board: BoardArgs,
+    /// Time per move in milliseconds (INFO timeout_turn); 0 = no per-move limit.
+    #[arg(long, default_value_t = 1000)]
+    turn_ms: u64,
+    /// Time per engine per game in milliseconds (INFO timeout_match, time_left); 0 = none.
+    #[arg(long, default_value_t = 0)]
+    match_ms: u64,
+    /// Extra milliseconds an answer may take before it forfeits.
+    #[arg(long, default_value_t = 100)]
+    tolerance_ms: u64,
+    /// Pause in milliseconds before each request to an engine (START, each move request).
+    #[arg(long, default_value_t = 15)]
+    delay_ms: u64,
+    /// Milliseconds an engine may take to answer START (start-up included).
+    #[arg(long, default_value_t = 10_000)]
+    start_timeout_ms: u64,
+    /// INFO max_memory in bytes (not sent unless given).
+    #[arg(long)]
+    max_memory: Option<u64>,
+    /// Number of games (each opening is played twice, colours swapped).
+    #[arg(long, default_value_t = 2)]
+    games: usize,
+    /// Opening file (move lists like `h8 i9 j8` or centre offsets like `0,0 1,1 -1,1`).
+    #[arg(long)]
+    openings: Option<PathBuf>,
+    /// Games played in parallel.
+    #[arg(long, default_value_t = 1)]
+    concurrency: usize,
+    /// Seed of the opening order.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output directory (created).
+    #[arg(long, default_value = "match-out")]
+    out: PathBuf,
+    /// SPRT: elo0,elo1,alpha,beta (logistic Elo); stops when a bound is crossed.
+    #[arg(long)]
+    sprt: Option<Sprt>,
+    /// Echo the protocol log on stderr.
+    #[arg(long, short)]
+    verbose: bool,
+    /// No per-game progress lines.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct OpeningsArgs {
+    #[command(flatten)]
+    board: BoardArgs,
+    /// Openings to keep.
+    #[arg(long, default_value_t = 40)]
+    count: usize,
+    /// Fewest stones.
+    #[arg(long, default_value_t = 3)]
+    min_stones: usize,
+    /// Most stones.
+    #[arg(long, default_value_t = 6)]
+    max_stones: usize,
+    /// Stones within this distance (Chebyshev) of the centre.
+    #[arg(long, default_value_t = 3)]
+    radius: u8,
+    /// Search depth of the balance check.
+    #[arg(long, default_value_t = 8)]
+    depth: u8,
+    /// Time cap of each check in milliseconds.
+    #[arg(long, default_value_t = 300)]
+    time_ms: u64,
+    /// Keep openings whose score for the side to move is within +-window.
+    #[arg(long, default_value_t = 200)]
+    window: i32,
+    /// Seed of the random placement.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().command {
+        Command::Play(args) => play(*args),
+        Command::Openings(args) => openings(args),
+    }
+}
+
+fn play(args: PlayArgs) -> Result<()> {
+    let rules = args.board.rules()?;
+    let openings = match &args.openings {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let openings = parse_openings(&text, rules)
+                .with_context(|| format!("reading {}", path.display()))?;
+            if openings.is_empty() {
+                bail!("{} holds no opening", path.display());
+            }
+            openings
+        }
+        None => Vec::<Opening>::new(),
+    };
+    let spec = |command: &str, name: &Option<String>| EngineSpec {
+        name: name.clone().unwrap_or_else(|| command.to_string()),
+        command: command.to_string(),
+    };
+    let mut engines = [
+        spec(&args.engine1, &args.name1),
+        spec(&args.engine2, &args.name2),
+    ];
+    if engines[0].name == engines[1].name {
+        // Records and the summary must tell them apart.
+        engines[0].name.push_str(" (1)");
+        engines[1].name.push_str(" (2)");
+    }
+    let config = MatchConfig {
+        engines,
+        game: GameSettings {
+            rules,
+            turn_ms: args.turn_ms,
+            match_ms: args.match_ms,
+            tolerance: Duration::from_millis(args.tolerance_ms),
+            delay: Duration::from_millis(args.delay_ms),
+            start_timeout: Duration::from_millis(args.start_timeout_ms),
+            max_memory: args.max_memory,
+        },
+        games: args.games,
+        openings,
+        concurrency: args.concurrency,
+        seed: args.seed,
+        out_dir: args.out.clone(),
+        sprt: args.sprt,
+        verbose: args.verbose,
+    };
+    let quiet = args.quiet;
+    let summary = run_match(&config, |record, summary| {
+        if !quiet {
+            let llr = summary
+                .sprt
+                .as_ref()
+                .map(|s| format!(" LLR {:.2}", s.llr))
+                .unwrap_or_default();
+            println!(
+                "game {:>4}: {} (x) vs {} (o) {} {} [{}] | {}: +{} ={} -{}{llr}",
+                record.game,
+                record.x,
+                record.o,
+                record.result,
+                record.reason.as_str(),
+                record.opening,
+                summary.engines[0],
+                summary.total.wins,
+                summary.total.draws,
+                summary.total.losses,
+            );
+        }
+    })?;
+    print!("{}", summary.report());
+    println!("output: {}", args.out.display());
+    Ok(())
+}
+
+fn openings(args: OpeningsArgs) -> Result<()> {
+    let rules = args.board.rules()?;
+    if args.min_stones == 0 || args.min_stones > args.max_stones {
+        bail!("need 1 <= --min-stones <= --max-stones");
+    }
+    let settings = GenerateSettings {
+        rules,
+        count: args.count,
+        min_stones: args.min_stones,
+        max_stones: args.max_stones,
+        radius: args.radius,
+        depth: args.depth,
+        time: Duration::from_millis(args.time_ms),
+        window: args.window,
+        seed: args.seed,
+        max_tries: args.count * 200,
+    };
+    let kept = generate(&settings);
+    println!(
+        "# caro-match openings --rule {} --width {} --height {} --count {} --min-stones {} \
+         --max-stones {} --radius {} --depth {} --time-ms {} --window {} --seed {}",
+        rules.rule(),
+        rules.width(),
+        rules.height(),
+        args.count,
+        args.min_stones,
+        args.max_stones,
+        args.radius,
+        args.depth,
+        args.time_ms,
+        args.window,
+        args.seed
+    );
+    println!("# Each line: moves from the empty board, X first; then the search's verdict.");
+    for g in &kept {
+        println!(
+            "{}  # score {:+} depth {} (side to move)",
+            g.opening.to_squares(),
+            g.score,
+            g.depth
+        );
+    }
+    if kept.len() < args.count {
+        eprintln!(
+            "only {} of {} openings found; widen --window or --radius",
+            kept.len(),
+            args.count
+        );
+    }
+    Ok(())
+}
