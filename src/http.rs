@@ -1,8 +1,9 @@
 //! The front door: every TCP connection starts here. The request head is read and parsed
 //! (httparse); `GET /ws` with an upgrade is handed, bytes and all, to tokio-tungstenite, which
 //! does the WebSocket handshake and framing; anything else is answered as plain HTTP/1.1 and
-//! closed. Routes: `/healthz`, `/api/rooms`, `/api/bots`, `/metrics`, and the browser client
-//! under `/` ([`static_file`]).
+//! closed. Routes: `/healthz`, `/api/rooms`, `/api/bots`, the replay API under `/api/games`
+//! (read from the store in `spawn_blocking`), `/metrics`, and the browser client under `/`
+//! ([`static_file`]).
 
 use std::net::SocketAddr;
 use std::pin::Pin;

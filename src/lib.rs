@@ -8,7 +8,8 @@
 //! or hands it to tokio-tungstenite; each WebSocket is served by one [`connection`] task (reader +
 //! writer with a bounded queue); the [`lobby`] keeps the room registry and sessions; each
 //! [`room`] is one task that owns its board; [`bot`] is the only bridge to the engine; rooms hand
-//! their game records to a [`store`].
+//! their game records to a [`store`] (SQLite by default), which makes each move durable before
+//! it is announced and gives back the unfinished games at start.
 
 pub mod bot;
 pub mod config;

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use caro_arena::store::sqlite::{self, SqliteStore};
 use caro_arena::store::Store;
 use common::*;
+use futures::StreamExt;
 use serde_json::{json, Value};
 
 /// X plays (i, 0), O plays (i, 1): X makes five in row 0 on the 9th move.
@@ -136,8 +137,6 @@ async fn moves_survive_an_in_process_restart_and_the_replay_api_answers_exactly(
     let g = &list["games"][0];
     let (created, finished) = (g["created_at"].clone(), g["finished_at"].clone());
     assert!(created.as_i64().unwrap() <= finished.as_i64().unwrap());
-    let pa = ja["room"]["players"].clone();
-    let _ = pa;
     let summary = json!({"id": room, "game": "caro", "width": 15, "height": 15,
         "rule": "freestyle",
         "players": {"x": {"kind": "human", "player_id": g["players"]["x"]["player_id"],
@@ -162,6 +161,8 @@ async fn moves_survive_an_in_process_restart_and_the_replay_api_answers_exactly(
     assert!(head.starts_with("HTTP/1.1 400"), "{head}");
 
     let (_, body) = http_get(server.addr, &format!("/api/games/{room}")).await;
+    // Regression: a flattened summary once wrote "moves" twice (the count, then the list).
+    assert_eq!(body.matches("\"moves\"").count(), 1, "{body}");
     let game: Value = serde_json::from_str(&body).unwrap();
     let mut expected = summary.clone();
     let moves: Vec<Value> = (0..9)
@@ -205,7 +206,8 @@ fn spawn_server(dir: &std::path::Path, db: &std::path::Path) -> (Child, SocketAd
     std::fs::write(
         &cfg,
         format!(
-            "[server]\nlog = \"warn\"\n[rooms]\ngrace_ms = 30000\n[store]\npath = {:?}\n",
+            "[server]\nlog = \"warn\"\n[rooms]\ngrace_ms = 30000\n[search]\nmin_move_ms = 0\n\
+             [store]\npath = {:?}\n",
             db.display().to_string()
         ),
     )
@@ -236,6 +238,31 @@ async fn kill_9_mid_game_loses_no_acknowledged_move() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("data").join("games.db");
     let (mut child, addr) = spawn_server(dir.path(), &db);
+    // Busy play: two bot-vs-bot games write moves all along, watched by carol.
+    let mut carol = connect(addr).await;
+    carol.send(json!({"type": "hello", "name": "carol"})).await;
+    carol.recv().await;
+    let mut bot_rooms = Vec::new();
+    for _ in 0..2 {
+        let (_, id) = create(
+            &mut carol,
+            json!({"type": "create_room", "game": "caro", "x": {"bot": "beginner"},
+                "o": {"bot": "beginner"}}),
+        )
+        .await;
+        bot_rooms.push(id);
+    }
+    // Every bot move carol is told of was acknowledged: it must be in the database.
+    let mut seen: std::collections::HashMap<String, Vec<Value>> = Default::default();
+    let mut note = |v: &Value| {
+        if v["type"] == "move" {
+            let id = v["room_id"].as_str().unwrap().to_string();
+            seen.entry(id).or_default().push(json!([v["x"], v["y"]]));
+        }
+    };
+    for _ in 0..4 {
+        note(&carol.recv_skip(&["bot_thinking", "room_update"]).await);
+    }
     let (mut alice, mut bob, room, ta, tb) = seated(addr).await;
     // Moves as fast as acks come back, then SIGKILL right after the last acknowledgement.
     for i in 0..6 {
@@ -248,6 +275,14 @@ async fn kill_9_mid_game_loses_no_acknowledged_move() {
     child.kill().unwrap(); // SIGKILL on unix
     child.wait().unwrap();
     drop((alice, bob));
+    // And what carol received up to the kill.
+    while let Ok(Some(Ok(m))) =
+        tokio::time::timeout(std::time::Duration::from_secs(5), carol.ws.next()).await
+    {
+        if let tokio_tungstenite::tungstenite::Message::Text(t) = m {
+            note(&serde_json::from_str(t.as_str()).unwrap());
+        }
+    }
 
     // The file opens cleanly.
     let conn = rusqlite::Connection::open(&db).unwrap();
@@ -269,6 +304,21 @@ async fn kill_9_mid_game_loses_no_acknowledged_move() {
     let game: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(game["moves"].as_array().unwrap().len(), 9);
     assert_eq!(game["result"], "x");
+    for id in &bot_rooms {
+        let (_, body) = http_get(addr, &format!("/api/games/{id}")).await;
+        let game: Value = serde_json::from_str(&body).unwrap();
+        let stored: Vec<Value> = game["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| json!([m["x"], m["y"]]))
+            .collect();
+        let told = seen.get(id).cloned().unwrap_or_default();
+        assert!(
+            stored.len() >= told.len() && stored[..told.len()] == told[..],
+            "room {id}: told {told:?}, stored {stored:?}"
+        );
+    }
     child.kill().unwrap();
     child.wait().unwrap();
 }
@@ -370,4 +420,64 @@ fn a_corrupt_or_unwritable_database_fails_at_start_with_a_clear_message() {
         err.contains("caro-arena: cannot open the game database") && err.contains("not a database"),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn a_restored_bot_plays_its_turn_and_absent_players_lose_as_abandoned() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("games.db");
+    // A slow bot, so the server stops while it is thinking.
+    let slow = config_with("", "", "", "min_move_ms = 5000");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    let server = start_with_store(slow, store.clone()).await;
+    let mut ann = connect(server.addr).await;
+    ann.send(json!({"type": "hello", "name": "ann"})).await;
+    let token = ann.recv().await["token"].as_str().unwrap().to_string();
+    let (_, room) = create(
+        &mut ann,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "quick"}}),
+    )
+    .await;
+    ann.send(json!({"type": "move", "id": 1, "room_id": room, "x": 7, "y": 7}))
+        .await;
+    assert_eq!(ann.event().await["re"], 1);
+    server.stop().await;
+    drop((store, ann));
+
+    // The bot had the turn: after the restart it plays with nobody connected.
+    let quick = config_with("", "", "grace_ms = 30000", "");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    let server = start_with_store(quick, store.clone()).await;
+    let (mut ann, joined) = resume(server.addr, &token).await;
+    assert_eq!(joined["room"]["room_id"], room);
+    if joined["room"]["moves"].as_array().unwrap().len() == 1 {
+        let mv = ann.event().await;
+        assert_eq!(mv["type"], "move", "{mv}");
+        assert_eq!(mv["seat"], "o");
+        assert_eq!(mv["seq"], 2);
+    } else {
+        assert_eq!(joined["room"]["seq"], 2);
+        assert_eq!(joined["room"]["turn"], "x");
+    }
+    server.stop().await;
+    drop((store, ann));
+
+    // Nobody comes back: X, to move and away, loses by abandonment once the grace runs out.
+    let short = config_with("", "", "grace_ms = 200", "");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    let server = start_with_store(short, store.clone()).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let (_, body) = http_get(server.addr, &format!("/api/games/{room}")).await;
+        let g: Value = serde_json::from_str(&body).unwrap();
+        if !g["result"].is_null() {
+            assert_eq!(g["result"], "o");
+            assert_eq!(g["reason"], "abandoned");
+            assert_eq!(g["moves"].as_array().unwrap().len(), 2);
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "not abandoned: {g}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    server.stop().await;
 }

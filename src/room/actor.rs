@@ -400,6 +400,11 @@ impl Room {
 
     /// Sends the same bytes to every member; members whose queue is full are dropped.
     fn broadcast(&mut self, bytes: Utf8Bytes) {
+        if !self.pending.is_empty() {
+            // Keeps order behind a held move or result (a room_update after a resign).
+            self.held.push((bytes, None));
+            return;
+        }
         let mut dropped = Vec::new();
         for (pid, m) in &self.members {
             if !m.client.send(bytes.clone()) {
@@ -878,6 +883,14 @@ impl Room {
             .metrics
             .games_finished_total
             .fetch_add(1, Relaxed);
+        // Recorded first, like a move: a result announced is a result kept, so a resigned game
+        // never comes back as unfinished after a crash.
+        self.store(StoreEvent::Result {
+            room_id: self.id.to_string(),
+            seq: self.seq + 1,
+            result,
+            reason,
+        });
         let room_id = self.id.to_string();
         self.record_acked(
             |seq| ServerMsg::GameOver {
@@ -889,12 +902,6 @@ impl Room {
             },
             ack,
         );
-        self.store(StoreEvent::Result {
-            room_id: self.id.to_string(),
-            seq: self.seq,
-            result,
-            reason,
-        });
     }
 
     /// Starts or stops the abandonment clock of the side to move.

@@ -209,13 +209,23 @@ pub struct MoveRecord {
 }
 
 /// A game with its moves (`GET /api/games/{id}`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct GameRecord {
     /// Everything the list shows.
-    #[serde(flatten)]
     pub summary: GameSummary,
     /// In order; X moves first.
     pub moves: Vec<MoveRecord>,
+}
+
+impl Serialize for GameRecord {
+    /// The summary's fields with `moves` as the list of moves instead of their count (a
+    /// flattened struct would write the key twice).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error;
+        let mut v = serde_json::to_value(&self.summary).map_err(S::Error::custom)?;
+        v["moves"] = serde_json::to_value(&self.moves).map_err(S::Error::custom)?;
+        v.serialize(s)
+    }
 }
 
 /// A page of finished games: newest first.
