@@ -561,6 +561,19 @@ mod tests {
         }
         assert_eq!(c.max_frame_bytes, 4096);
         assert_eq!(c.grace, Duration::from_secs(60));
+        assert_eq!(c.store_path, "data/caro-arena.db");
+    }
+
+    #[test]
+    fn store_path_defaults_under_data_and_must_not_be_empty() {
+        assert_eq!(Config::default().store_path, "data/caro-arena.db");
+        let c = Config::from_toml("[store]\npath = \":memory:\"\n").unwrap();
+        assert_eq!(c.store_path, ":memory:");
+        let e = Config::from_toml("[store]\npath = \" \"\n").unwrap_err();
+        assert!(
+            e.to_string().starts_with("store.path: must not be empty"),
+            "{e}"
+        );
     }
 
     #[test]

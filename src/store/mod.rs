@@ -479,3 +479,69 @@ impl Store for MemoryStore {
         Ok(self.games().into_iter().find(|g| g.summary.id == id))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn game(store: &MemoryStore, id: &str, player: &str, finish: bool) {
+        let _ = store.record(StoreEvent::Created(GameCreated {
+            room_id: id.into(),
+            game: "tictactoe",
+            width: 3,
+            height: 3,
+            rule: None,
+            seats: [
+                SeatRecord::Human {
+                    player_id: player.into(),
+                    name: "n".into(),
+                },
+                SeatRecord::Bot { level: "b".into() },
+            ],
+        }));
+        let _ = store.record(StoreEvent::Move {
+            room_id: id.into(),
+            seq: 1,
+            seat: Seat::X,
+            cell: [1, 1],
+        });
+        if finish {
+            let _ = store.record(StoreEvent::Result {
+                room_id: id.into(),
+                seq: 2,
+                result: Outcome::O,
+                reason: Reason::Resign,
+            });
+        }
+    }
+
+    #[test]
+    fn the_memory_store_lists_finished_games_newest_first() {
+        let store = MemoryStore::default();
+        game(&store, "a", "p1", true);
+        game(&store, "b", "p2", true);
+        game(&store, "c", "p1", false);
+        let q = |player: Option<&str>, before| GameQuery {
+            player: player.map(str::to_string),
+            limit: 10,
+            before,
+        };
+        let ids = |v: Vec<GameSummary>| v.into_iter().map(|g| g.id).collect::<Vec<_>>();
+        assert_eq!(ids(store.list_games(&q(None, None)).unwrap()), ["b", "a"]);
+        assert_eq!(ids(store.list_games(&q(Some("p1"), None)).unwrap()), ["a"]);
+        let b = store.game("b").unwrap().unwrap();
+        assert_eq!(b.moves.len(), 1);
+        assert_eq!(b.summary.reason.as_deref(), Some("resign"));
+        let before = b.summary.finished_at;
+        assert_eq!(ids(store.list_games(&q(None, before)).unwrap()), ["a"]);
+        assert!(store.game("c").unwrap().unwrap().summary.result.is_none());
+    }
+
+    #[test]
+    fn tokens_are_stored_as_sha256_hex() {
+        assert_eq!(
+            hash_token("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}
