@@ -64,12 +64,37 @@ function go(ply) {
   render();
 }
 
+// The record keeps no winning line: at the final position of a game won by a line, find the
+// run through the last move (at least 3 at tic-tac-toe, 5 at Caro; every rule variant's win
+// is such a run).
+function winningLine(g, moves) {
+  if (g.reason !== "line" || !moves.length || moves.length !== g.moves.length) return [];
+  const need = g.game === "tictactoe" ? 3 : 5;
+  const side = (moves.length - 1) % 2;
+  const mine = new Set(moves.filter((_, i) => i % 2 === side).map(([x, y]) => `${x},${y}`));
+  const [lx, ly] = moves[moves.length - 1];
+  for (const [dx, dy] of [[1, 0], [0, 1], [1, 1], [1, -1]]) {
+    const line = [[lx, ly]];
+    for (const s of [1, -1]) {
+      let x = lx + s * dx;
+      let y = ly + s * dy;
+      while (mine.has(`${x},${y}`)) {
+        line.push([x, y]);
+        x += s * dx;
+        y += s * dy;
+      }
+    }
+    if (line.length >= need) return line;
+  }
+  return [];
+}
+
 function render() {
   const g = rp.game;
   const moves = g.moves.slice(0, rp.ply).map((m) => [m.x, m.y]);
   renderBoard($("#rp-board"), { width: g.width, height: g.height, moves }, {
     last: moves[moves.length - 1],
-    line: [],
+    line: winningLine(g, moves),
     pv: [],
     clickable: false,
     onMove: () => {},

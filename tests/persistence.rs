@@ -481,3 +481,37 @@ async fn a_restored_bot_plays_its_turn_and_absent_players_lose_as_abandoned() {
     }
     server.stop().await;
 }
+
+/// Creates games and sessions, but every move's commit fails (a full disk).
+struct FailingMoves;
+
+impl Store for FailingMoves {
+    fn record(&self, event: caro_arena::store::StoreEvent) -> caro_arena::store::Commit {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let r = match event {
+            caro_arena::store::StoreEvent::Move { .. } => Err("disk full".to_string()),
+            _ => Ok(()),
+        };
+        let _ = tx.send(r);
+        caro_arena::store::Commit::pending(rx)
+    }
+}
+
+#[tokio::test]
+async fn a_move_that_cannot_be_recorded_is_never_announced() {
+    let server = start_with_store(config(), Arc::new(FailingMoves)).await;
+    let (mut alice, mut bob, room, _, _) = seated(server.addr).await;
+    alice
+        .send(json!({"type": "move", "id": 1, "room_id": room, "x": 7, "y": 7}))
+        .await;
+    // No move, no acknowledgement: the room closes instead.
+    assert_eq!(
+        alice.recv().await,
+        json!({"type": "room_closed", "room_id": room})
+    );
+    assert_eq!(
+        bob.recv().await,
+        json!({"type": "room_closed", "room_id": room})
+    );
+    server.stop().await;
+}

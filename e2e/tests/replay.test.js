@@ -72,12 +72,15 @@ test("a finished game replays step by step and downloads as .psq and JSON", asyn
   await ann.page.waitForFunction(() => document.querySelector("#rp-pos").textContent === "Move 9 / 9");
   const p = ann.page;
   assert.equal((await stonesOn(p, "#rp-board")).length, 9);
+  const winCells = () => p.$$eval("#rp-board button.cell.win", (cs) => cs.map((c) => `${c.dataset.x},${c.dataset.y}`).sort());
+  assert.deepEqual(await winCells(), ["0,0", "1,0", "2,0", "3,0", "4,0"]);
   assert.match(await p.textContent("#rp-result"), /X wins by five in a row/);
   assert.match(await p.textContent("#rp-title"), /Ann vs Bob/);
   await screenshot(p, "replay");
 
   await p.click("#rp-first");
   assert.equal(await p.textContent("#rp-pos"), "Move 0 / 9");
+  assert.deepEqual(await winCells(), []);
   assert.deepEqual(await stonesOn(p, "#rp-board"), []);
   await p.click("#rp-next");
   assert.deepEqual(await stonesOn(p, "#rp-board"), ["X0,0"]);
