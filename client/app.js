@@ -3,6 +3,7 @@
 
 import { Connection } from "./net.js";
 import { renderBoard, cellName } from "./board.js";
+import { openReplay, initReplay, gameTitle, resultText } from "./replay.js";
 
 const NAME_KEY = "caro-arena.name";
 const WIN = 1_000_000;
@@ -63,13 +64,14 @@ nameInput.addEventListener("change", () => {
 
 function route() {
   const hash = location.hash || "#/";
-  const m = hash.match(/^#\/(room|watch)\/([\w-]+)/);
+  const m = hash.match(/^#\/(room|watch|replay)\/([\w-]+)/);
   return m ? { kind: m[1], roomId: m[2] } : { kind: "lobby" };
 }
 
 function show(view) {
   $("#lobby").hidden = view !== "lobby";
   $("#game").hidden = view !== "game";
+  $("#replay").hidden = view !== "replay";
 }
 
 async function onRoute() {
@@ -82,6 +84,16 @@ async function onRoute() {
     return;
   }
   stopLobby();
+  if (r.kind === "replay") {
+    state.room = null;
+    state.you = null;
+    show("replay");
+    openReplay(r.roomId, (text) => {
+      toast(text);
+      location.hash = "#/";
+    });
+    return;
+  }
   show("game");
   if (!state.room || state.room.room_id !== r.roomId) {
     state.room = null;
@@ -107,6 +119,7 @@ window.addEventListener("hashchange", onRoute);
 
 function startLobby() {
   refreshRooms();
+  refreshRecent();
   clearInterval(state.lobbyTimer);
   state.lobbyTimer = setInterval(refreshRooms, 2500);
 }
@@ -124,6 +137,35 @@ async function refreshRooms() {
     renderRooms();
   } catch (err) {
     if (err.code !== "disconnected") showError(err);
+  }
+}
+
+// Finished games from the store (GET /api/games), newest first, each opening the replay view.
+async function refreshRecent() {
+  try {
+    const res = await fetch("/api/games?limit=20");
+    if (!res.ok) return;
+    const { games } = await res.json();
+    const ul = $("#recent-games");
+    ul.replaceChildren(
+      ...games.map((g) => {
+        const li = document.createElement("li");
+        const a = document.createElement("a");
+        a.href = `#/replay/${g.id}`;
+        a.className = "recent-game";
+        a.textContent = `${gameTitle(g)}: ${resultText(g)}, ${g.moves} moves`;
+        li.append(a);
+        return li;
+      }),
+    );
+    if (!games.length) {
+      const li = document.createElement("li");
+      li.className = "empty";
+      li.textContent = "None yet";
+      ul.append(li);
+    }
+  } catch {
+    // offline: the list stays as it was
   }
 }
 
@@ -274,6 +316,7 @@ function renderGame() {
   ol.scrollTop = ol.scrollHeight;
 
   $("#resign").hidden = !(state.you?.role === "player" && r.status !== "finished");
+  $("#replay-btn").hidden = r.status !== "finished";
   const open = !r.players.x || !r.players.o;
   $("#share").hidden = !(open && r.status !== "finished");
   $("#share-link").value = `${location.origin}${location.pathname}#/room/${r.room_id}`;
@@ -418,12 +461,18 @@ function onWelcome(msg) {
     startLobby();
     return;
   }
+  if (r.kind === "replay") return; // served by the HTTP API
   // A resumed seat comes back as a pushed room_joined; give it a moment before joining again.
   setTimeout(() => {
     if (!state.room || state.room.room_id !== r.roomId) join(r);
     else if (state.you?.role === "spectator") join(r);
   }, msg.resumed ? 300 : 0);
 }
+
+$("#replay-btn").addEventListener("click", () => {
+  if (state.room) location.hash = `#/replay/${state.room.room_id}`;
+});
+initReplay();
 
 // For debugging from the console (and for the end-to-end tests, which drop the connection).
 window.caroArena = { conn, state };

@@ -58,8 +58,26 @@ pub struct RawConfig {
     pub rooms: RawRooms,
     /// `[search]`
     pub search: RawSearch,
+    /// `[store]`
+    pub store: RawStore,
     /// `[bots.<name>]`
     pub bots: Option<BTreeMap<String, RawBot>>,
+}
+
+/// `[store]`
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawStore {
+    /// SQLite file, or `:memory:` for no persistence.
+    pub path: String,
+}
+
+impl Default for RawStore {
+    fn default() -> RawStore {
+        RawStore {
+            path: "data/caro-arena.db".into(),
+        }
+    }
 }
 
 /// `[server]`
@@ -291,6 +309,8 @@ pub struct Config {
     pub min_move: Duration,
     /// Bot levels by name, in name order.
     pub bots: BTreeMap<String, BotConfig>,
+    /// The game database: a SQLite file path, or `:memory:` (no persistence, for tests).
+    pub store_path: String,
 }
 
 impl Config {
@@ -363,6 +383,13 @@ fn ms(key: &str, value: u64, min: u64) -> Result<Duration, ConfigError> {
 impl RawConfig {
     /// Checks every key and builds the typed [`Config`].
     pub fn validate(self) -> Result<Config, ConfigError> {
+        let store_path = self.store.path;
+        if store_path.trim().is_empty() {
+            return Err(invalid(
+                "store.path",
+                "must not be empty (use \":memory:\" to run without persistence)",
+            ));
+        }
         let s = self.server;
         let bind = s.bind.parse::<SocketAddr>().map_err(|e| {
             invalid(
@@ -516,6 +543,7 @@ impl RawConfig {
             thinking_interval: ms("search.thinking_interval_ms", q.thinking_interval_ms, 0)?,
             min_move: ms("search.min_move_ms", q.min_move_ms, 0)?,
             bots,
+            store_path,
         })
     }
 }
@@ -533,6 +561,19 @@ mod tests {
         }
         assert_eq!(c.max_frame_bytes, 4096);
         assert_eq!(c.grace, Duration::from_secs(60));
+        assert_eq!(c.store_path, "data/caro-arena.db");
+    }
+
+    #[test]
+    fn store_path_defaults_under_data_and_must_not_be_empty() {
+        assert_eq!(Config::default().store_path, "data/caro-arena.db");
+        let c = Config::from_toml("[store]\npath = \":memory:\"\n").unwrap();
+        assert_eq!(c.store_path, ":memory:");
+        let e = Config::from_toml("[store]\npath = \" \"\n").unwrap_err();
+        assert!(
+            e.to_string().starts_with("store.path: must not be empty"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -31,6 +31,7 @@ use crate::protocol::{
     encode, encode_error, parse, ClientMsg, ErrorCode, ProtoError, ServerMsg, PROTOCOL_VERSION,
 };
 use crate::room::{self, RoomCmd, Who};
+use crate::store::StoreEvent;
 use crate::Server;
 
 /// Close code: normal closure.
@@ -460,20 +461,34 @@ impl Conn {
             }
         }
         let lobby = &self.server.lobby;
-        let (session, resumed) = match token.as_deref().and_then(|t| lobby.session(t)) {
-            Some(s) => {
+        let found = token
+            .as_deref()
+            .and_then(|t| Some((lobby.session(t)?, t.to_string())));
+        let (session, token, resumed, changed) = match found {
+            Some((s, t)) => {
+                let changed = name.as_deref().is_some_and(|n| *n != *s.name());
                 if let Some(n) = name {
                     s.set_name(n.into());
                 }
-                (s, true)
+                (s, t, true, changed)
             }
             None => {
                 let n = name.unwrap_or_else(|| {
                     format!("guest-{}", &uuid::Uuid::new_v4().simple().to_string()[..4])
                 });
-                (lobby.new_session(n.into()), false)
+                let (s, t) = lobby.new_session(n.into());
+                (s, t, false, true)
             }
         };
+        if changed {
+            // Recorded so a restart can resume the identity. Not awaited: the writer keeps
+            // order, so it is durable before any move this session makes is acknowledged.
+            drop(self.server.store.record(StoreEvent::Session {
+                token_hash: session.token_hash.clone(),
+                player_id: session.player_id.to_string(),
+                name: session.name().to_string(),
+            }));
+        }
         if let Some(old) = session.attach(self.client.clone()) {
             if old.conn_id != self.client.conn_id {
                 old.close(CLOSE_TAKEN_OVER, "session resumed on another connection");
@@ -484,7 +499,7 @@ impl Conn {
             &ServerMsg::Welcome {
                 player_id: session.player_id.to_string(),
                 name: session.name().to_string(),
-                token: session.token.clone(),
+                token,
                 protocol: PROTOCOL_VERSION,
                 resumed,
                 bots: self.server.bots.infos(),

@@ -1,8 +1,9 @@
 //! The front door: every TCP connection starts here. The request head is read and parsed
 //! (httparse); `GET /ws` with an upgrade is handed, bytes and all, to tokio-tungstenite, which
 //! does the WebSocket handshake and framing; anything else is answered as plain HTTP/1.1 and
-//! closed. Routes: `/healthz`, `/api/rooms`, `/api/bots`, `/metrics`, and the browser client
-//! under `/` ([`static_file`]).
+//! closed. Routes: `/healthz`, `/api/rooms`, `/api/bots`, the replay API under `/api/games`
+//! (read from the store in `spawn_blocking`), `/metrics`, and the browser client under `/`
+//! ([`static_file`]).
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -48,8 +49,11 @@ pub async fn handle(server: Arc<Server>, mut stream: TcpStream, peer: SocketAddr
         return;
     }
     let method = req.method.unwrap_or("").to_string();
-    let path = req.path.unwrap_or("/");
-    let path = path.split('?').next().unwrap_or("/").to_string();
+    let full = req.path.unwrap_or("/");
+    let (path, query) = match full.split_once('?') {
+        Some((p, q)) => (p.to_string(), q.to_string()),
+        None => (full.to_string(), String::new()),
+    };
     let upgrade = req.headers.iter().any(|h| {
         h.name.eq_ignore_ascii_case("upgrade")
             && String::from_utf8_lossy(h.value)
@@ -86,6 +90,16 @@ pub async fn handle(server: Arc<Server>, mut stream: TcpStream, peer: SocketAddr
     }
     if method != "GET" && method != "HEAD" {
         respond(&mut stream, 405, "text/plain", b"method not allowed\n").await;
+        return;
+    }
+    if let Some(rest) = path.strip_prefix("/api/games") {
+        let reply = games_api(&server, rest, &query).await;
+        let body = if method == "HEAD" {
+            Vec::new()
+        } else {
+            reply.body
+        };
+        respond_with(&mut stream, reply.status, reply.ctype, &reply.extra, &body).await;
         return;
     }
     let (status, ctype, body): (u16, &str, Vec<u8>) = match path.as_str() {
@@ -177,19 +191,143 @@ async fn read_head(stream: &mut TcpStream) -> std::io::Result<Option<Vec<u8>>> {
     }
 }
 
+/// An answer of the replay API.
+struct Reply {
+    status: u16,
+    ctype: &'static str,
+    extra: String,
+    body: Vec<u8>,
+}
+
+fn json_reply(status: u16, v: &serde_json::Value) -> Reply {
+    Reply {
+        status,
+        ctype: "application/json",
+        extra: String::new(),
+        body: json_body(v),
+    }
+}
+
+fn api_error(status: u16, code: &str, message: &str) -> Reply {
+    json_reply(
+        status,
+        &serde_json::json!({"error": {"code": code, "message": message}}),
+    )
+}
+
+/// Percent-decoding for query values (`+` is a space, as browsers send forms).
+fn decode(v: &str) -> String {
+    let b = v.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or(""), 16) {
+                    Ok(c) => {
+                        out.push(c);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `GET /api/games?player=&limit=&before=`, `GET /api/games/{id}` (JSON with moves),
+/// `/api/games/{id}.json` and `/api/games/{id}.psq` (downloads). Reads run in
+/// `spawn_blocking`: they do file I/O.
+async fn games_api(server: &Arc<Server>, rest: &str, query: &str) -> Reply {
+    if rest.is_empty() || rest == "/" {
+        let mut q = crate::store::GameQuery {
+            limit: 20,
+            ..Default::default()
+        };
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let v = decode(v);
+            match k {
+                "player" if !v.is_empty() => q.player = Some(v),
+                "player" => {}
+                "limit" => match v.parse::<u32>() {
+                    Ok(n) if (1..=100).contains(&n) => q.limit = n,
+                    _ => return api_error(400, "bad_query", "limit must be 1..=100"),
+                },
+                "before" => match v.parse::<i64>() {
+                    Ok(t) => q.before = Some(t),
+                    _ => {
+                        return api_error(
+                            400,
+                            "bad_query",
+                            "before must be a time in unix milliseconds",
+                        )
+                    }
+                },
+                _ => {}
+            }
+        }
+        let store = server.store.clone();
+        return match tokio::task::spawn_blocking(move || store.list_games(&q)).await {
+            Ok(Ok(games)) => json_reply(200, &serde_json::json!({ "games": games })),
+            _ => api_error(500, "store", "the game database could not be read"),
+        };
+    }
+    let Some(name) = rest.strip_prefix('/').filter(|n| !n.contains('/')) else {
+        return api_error(404, "not_found", "no such game");
+    };
+    let (id, format) = match name.rsplit_once('.') {
+        Some((id, "psq")) => (id.to_string(), "psq"),
+        Some((id, "json")) => (id.to_string(), "json"),
+        _ => (name.to_string(), ""),
+    };
+    let store = server.store.clone();
+    let lookup = id.clone();
+    let game = match tokio::task::spawn_blocking(move || store.game(&lookup)).await {
+        Ok(Ok(Some(g))) => g,
+        Ok(Ok(None)) => return api_error(404, "not_found", "no such game"),
+        _ => return api_error(500, "store", "the game database could not be read"),
+    };
+    // Ids are ours (hex), but never put client bytes in a header unchecked.
+    let safe: String = id.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    match format {
+        "psq" => Reply {
+            status: 200,
+            ctype: "text/plain; charset=utf-8",
+            extra: format!("Content-Disposition: attachment; filename=\"caro-{safe}.psq\"\r\n"),
+            body: crate::store::psq::write(&game).into_bytes(),
+        },
+        "json" => Reply {
+            extra: format!("Content-Disposition: attachment; filename=\"caro-{safe}.json\"\r\n"),
+            ..json_reply(200, &serde_json::to_value(&game).unwrap_or_default())
+        },
+        _ => json_reply(200, &serde_json::to_value(&game).unwrap_or_default()),
+    }
+}
+
 async fn respond(stream: &mut TcpStream, status: u16, ctype: &str, body: &[u8]) {
+    respond_with(stream, status, ctype, "", body).await
+}
+
+/// `extra`: more header lines, each ending in CRLF.
+async fn respond_with(stream: &mut TcpStream, status: u16, ctype: &str, extra: &str, body: &[u8]) {
     let reason = match status {
         200 => "OK",
         400 => "Bad Request",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        500 => "Internal Server Error",
         426 => "Upgrade Required",
         431 => "Request Header Fields Too Large",
         503 => "Service Unavailable",
         _ => "",
     };
     let head = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {ctype}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     let write = async {

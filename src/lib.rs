@@ -8,7 +8,8 @@
 //! or hands it to tokio-tungstenite; each WebSocket is served by one [`connection`] task (reader +
 //! writer with a bounded queue); the [`lobby`] keeps the room registry and sessions; each
 //! [`room`] is one task that owns its board; [`bot`] is the only bridge to the engine; rooms hand
-//! their game records to a [`store`].
+//! their game records to a [`store`] (SQLite by default), which makes each move durable before
+//! it is announced and gives back the unfinished games at start.
 
 pub mod bot;
 pub mod config;
@@ -33,7 +34,7 @@ use crate::bot::BotPool;
 use crate::config::Config;
 use crate::lobby::Lobby;
 use crate::metrics::Metrics;
-use crate::store::{NullStore, Store};
+use crate::store::Store;
 
 /// Everything the tasks of one server share.
 pub struct Server {
@@ -89,18 +90,31 @@ impl Server {
     }
 }
 
-/// Serves on `listener` until `shutdown` completes, with no game store. See [`run_with_store`].
+/// Serves on `listener` until `shutdown` completes, with the store `config.store_path` names
+/// (opened and migrated first; an error there is returned, never ignored). See
+/// [`run_with_store`].
 pub async fn run(
     listener: TcpListener,
     config: Config,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    run_with_store(listener, config, Arc::new(NullStore), shutdown).await
+    let path = config.store_path.clone();
+    let store = tokio::task::spawn_blocking(move || store::open(&path))
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(|e| {
+            std::io::Error::other(format!(
+                "cannot open the game database {}: {e}",
+                config.store_path
+            ))
+        })?;
+    run_with_store(listener, config, store, shutdown).await
 }
 
 /// Serves HTTP and WebSocket on `listener` until `shutdown` completes; then stops accepting,
 /// closes every connection with 1001, lets rooms finish their current work, waits for every task
-/// (up to `server.shutdown_timeout_ms`), flushes the store and returns.
+/// (up to `server.shutdown_timeout_ms`), flushes the store and returns. Unfinished games in the
+/// store are restored into rooms before the first connection is accepted.
 pub async fn run_with_store(
     listener: TcpListener,
     config: Config,
@@ -108,6 +122,7 @@ pub async fn run_with_store(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let server = Server::new(config, store);
+    restore(&server).await?;
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "listening");
     }
@@ -139,7 +154,45 @@ pub async fn run_with_store(
     {
         tracing::warn!("some tasks did not finish in time");
     }
-    server.store.flush();
+    let store = server.store.clone();
+    let _ = tokio::task::spawn_blocking(move || store.flush()).await;
     tracing::info!("stopped");
+    Ok(())
+}
+
+/// Restores the store's unfinished games into rooms and the sessions seated in them, so players
+/// who come back with their tokens find their games as they were.
+async fn restore(server: &Arc<Server>) -> std::io::Result<()> {
+    let store = server.store.clone();
+    let restored = tokio::task::spawn_blocking(move || store.restore())
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(|e| std::io::Error::other(format!("cannot read unfinished games: {e}")))?;
+    let mut seats: std::collections::HashMap<String, std::collections::HashSet<Arc<str>>> =
+        std::collections::HashMap::new();
+    for game in &restored.games {
+        match room::restore(server, game) {
+            Ok(id) => {
+                for p in [&game.summary.players.x, &game.summary.players.o] {
+                    if let store::SeatRecord::Human { player_id, .. } = p {
+                        seats
+                            .entry(player_id.clone())
+                            .or_default()
+                            .insert(id.clone());
+                    }
+                }
+            }
+            Err(e) => tracing::error!(game = %game.summary.id, "cannot restore: {e}"),
+        }
+    }
+    for s in restored.sessions {
+        let rooms = seats.get(&s.player_id).cloned().unwrap_or_default();
+        server
+            .lobby
+            .restore_session(s.token_hash, s.player_id.into(), s.name.into(), rooms);
+    }
+    if !restored.games.is_empty() {
+        tracing::info!(games = restored.games.len(), "unfinished games restored");
+    }
     Ok(())
 }

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 use crate::connection::ClientHandle;
 use crate::protocol::RoomSummary;
 use crate::room::RoomHandle;
+use crate::store::hash_token;
 use crate::Server;
 
 /// A room as the registry knows it: how to reach it and its latest summary.
@@ -29,8 +30,8 @@ pub struct RoomEntry {
 pub struct Session {
     /// Public id.
     pub player_id: Arc<str>,
-    /// Secret.
-    pub token: String,
+    /// SHA-256 of the secret token (hex): the token itself is never kept.
+    pub token_hash: String,
     /// Display name.
     pub name: Mutex<Arc<str>>,
     /// The connection using it now.
@@ -85,6 +86,7 @@ impl Session {
 #[derive(Default)]
 pub struct Lobby {
     rooms: DashMap<Arc<str>, RoomEntry>,
+    /// By token hash.
     sessions: DashMap<String, Arc<Session>>,
 }
 
@@ -117,23 +119,46 @@ impl Lobby {
     }
     /// The session of a token.
     pub fn session(&self, token: &str) -> Option<Arc<Session>> {
-        self.sessions.get(token).map(|s| s.value().clone())
+        self.sessions
+            .get(&hash_token(token))
+            .map(|s| s.value().clone())
     }
-    /// A new identity with a random token.
-    pub fn new_session(&self, name: Arc<str>) -> Arc<Session> {
+    /// A new identity with a random token; returns the session and the token (which only the
+    /// client keeps).
+    pub fn new_session(&self, name: Arc<str>) -> (Arc<Session>, String) {
         let token =
             uuid::Uuid::new_v4().simple().to_string() + &uuid::Uuid::new_v4().simple().to_string();
         let player_id: Arc<str> =
             format!("p{}", &uuid::Uuid::new_v4().simple().to_string()[..12]).into();
+        let s = self.insert_session(hash_token(&token), player_id, name, HashSet::new());
+        (s, token)
+    }
+    /// A session restored from the store after a restart, holding seats in `seats`.
+    pub fn restore_session(
+        &self,
+        token_hash: String,
+        player_id: Arc<str>,
+        name: Arc<str>,
+        seats: HashSet<Arc<str>>,
+    ) -> Arc<Session> {
+        self.insert_session(token_hash, player_id, name, seats)
+    }
+    fn insert_session(
+        &self,
+        token_hash: String,
+        player_id: Arc<str>,
+        name: Arc<str>,
+        seats: HashSet<Arc<str>>,
+    ) -> Arc<Session> {
         let s = Arc::new(Session {
             player_id,
-            token: token.clone(),
+            token_hash: token_hash.clone(),
             name: Mutex::new(name),
             conn: Mutex::new(None),
-            seats: Mutex::new(HashSet::new()),
+            seats: Mutex::new(seats),
             last_seen: Mutex::new(Instant::now()),
         });
-        self.sessions.insert(token, s.clone());
+        self.sessions.insert(token_hash, s.clone());
         s
     }
     /// Forgets sessions with no connection and no seat in an open room, idle for `ttl`.

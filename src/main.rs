@@ -46,10 +46,16 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&config.log));
     tracing_subscriber::fmt().with_env_filter(filter).init();
+    let path = config.store_path.clone();
+    let store = tokio::task::spawn_blocking(move || caro_arena::store::open(&path))
+        .await?
+        .with_context(|| format!("cannot open the game database {}", config.store_path))?;
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await
         .with_context(|| format!("cannot listen on {}", config.bind))?;
-    caro_arena::run(listener, config, shutdown_signal()).await?;
+    // On stdout, one line, so scripts and tests started with port 0 learn the address.
+    println!("listening on {}", listener.local_addr()?);
+    caro_arena::run_with_store(listener, config, store, shutdown_signal()).await?;
     Ok(())
 }
 

@@ -44,7 +44,9 @@ export async function startServer(configText) {
   const bin = process.env.CARO_ARENA_BIN || join(root, "target", "debug", "caro-arena");
   const dir = mkdtempSync(join(tmpdir(), "caro-e2e-"));
   const config = join(dir, "config.toml");
-  writeFileSync(config, configText);
+  // Each server gets its own game database in its temp dir (the harness owns [store]).
+  const db = join(dir, "games.db");
+  writeFileSync(config, `${configText}\n[store]\npath = ${JSON.stringify(db)}\n`);
   const port = await freePort();
   const child = spawn(bin, ["--config", config, "--bind", `127.0.0.1:${port}`], {
     stdio: ["ignore", "inherit", "inherit"],

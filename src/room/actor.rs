@@ -23,7 +23,7 @@ use crate::protocol::{
     cells, encode, encode_error, Cell, ErrorCode, JoinAs, Outcome, PlayerInfo, Players, ProtoError,
     Reason, RoomState, RoomStatus, RoomSummary, Seat, ServerMsg, You,
 };
-use crate::store::{GameCreated, StoreEvent};
+use crate::store::{Commit, GameCreated, GameRecord, SeatRecord, StoreEvent};
 use crate::Server;
 
 struct Human {
@@ -44,6 +44,9 @@ struct Member {
     client: ClientHandle,
     seat: Option<Seat>,
 }
+
+/// The member whose message caused an event, and its copy of the event carrying `re`.
+type Ack = Option<(Arc<str>, Utf8Bytes)>;
 
 struct Finished {
     result: Outcome,
@@ -73,6 +76,11 @@ pub(super) struct Room {
     empty_since: Option<Instant>,
     summary: SummaryTx,
     closed: bool,
+    /// Store commits of this turn of the loop: messages in `held` go out once they resolve.
+    pending: Vec<Commit>,
+    /// Broadcasts waiting for `pending` (durable before acknowledged): the shared bytes, and
+    /// the acknowledged member with its copy carrying `re`.
+    held: Vec<(Utf8Bytes, Ack)>,
 }
 
 fn err(code: ErrorCode, message: impl Into<String>) -> ProtoError {
@@ -80,6 +88,116 @@ fn err(code: ErrorCode, message: impl Into<String>) -> ProtoError {
 }
 
 impl Room {
+    /// A room with no members and no game started, counted in the metrics.
+    fn blank(
+        server: Arc<Server>,
+        id: Arc<str>,
+        rules: caro_engine::Rules,
+        seats: [Occupant; 2],
+    ) -> (Room, watch::Receiver<RoomSummary>) {
+        let (bot_tx, bot_rx) = mpsc::channel(64);
+        let placeholder = RoomSummary {
+            room_id: id.to_string(),
+            game: "",
+            width: 0,
+            height: 0,
+            rule: None,
+            status: RoomStatus::Waiting,
+            players: Players::default(),
+            spectators: 0,
+            moves: 0,
+        };
+        let (summary, summary_rx) = watch::channel(placeholder);
+        let room = Room {
+            board: Board::new(rules),
+            server,
+            id,
+            seats,
+            members: HashMap::new(),
+            seq: 0,
+            history: VecDeque::new(),
+            started: false,
+            finished: None,
+            finished_at: None,
+            search: None,
+            search_gen: 0,
+            bot_tx,
+            bot_rx: Some(bot_rx),
+            turn_clock: None,
+            crowd_pending: false,
+            last_update: Instant::now(),
+            empty_since: None,
+            summary,
+            closed: false,
+            pending: Vec::new(),
+            held: Vec::new(),
+        };
+        room.server.metrics.rooms.fetch_add(1, Relaxed);
+        room.server.metrics.rooms_total.fetch_add(1, Relaxed);
+        (room, summary_rx)
+    }
+
+    /// A room for a game restored from the store after a restart: same id, the moves replayed,
+    /// `seq` continuing from the last stored event. Human seats are held as if their players
+    /// had just disconnected (the normal grace and cap run from now); a bot resumes its turn
+    /// when the room task starts. A seat whose bot level no longer exists ends the game as
+    /// abandoned by that seat.
+    pub(super) fn restore(
+        server: Arc<Server>,
+        record: &GameRecord,
+        rules: caro_engine::Rules,
+    ) -> (Room, watch::Receiver<RoomSummary>) {
+        let now = Instant::now();
+        let mut missing_bot = None;
+        let players = [&record.summary.players.x, &record.summary.players.o];
+        let seats = [0, 1].map(|i| match players[i] {
+            SeatRecord::Human { player_id, name } => Occupant::Human(Human {
+                player_id: player_id.as_str().into(),
+                name: name.as_str().into(),
+                conn: None,
+                away_since: Some(now),
+            }),
+            SeatRecord::Bot { level } => match server.bots.seat(level) {
+                Some(bot) => Occupant::Bot {
+                    level: level.clone(),
+                    bot,
+                },
+                None => {
+                    missing_bot = Some(Seat::BOTH[i]);
+                    Occupant::Open
+                }
+            },
+        });
+        let id: Arc<str> = record.summary.id.as_str().into();
+        let (mut room, summary_rx) = Room::blank(server, id, rules, seats);
+        for m in &record.moves {
+            if let Err(e) = room.board.try_play(caro_engine::Move::new(m.x, m.y)) {
+                tracing::error!(room = %room.id, "stored move {},{} refused: {e}", m.x, m.y);
+                break;
+            }
+            room.seq = room.seq.max(m.seq);
+        }
+        room.started = true;
+        room.server.metrics.games_active.fetch_add(1, Relaxed);
+        room.empty_since = Some(now);
+        if let Some(seat) = missing_bot {
+            tracing::warn!(room = %room.id, "bot level of seat {seat:?} is gone; game abandoned");
+            room.finish(seat.other().into(), Reason::Abandoned, None);
+        } else {
+            match room.board.status() {
+                Status::Ongoing => room.update_clock(),
+                // The result was lost with the crash: record it now.
+                Status::Won(p) => {
+                    let line = room.board.winning_line().map(cells);
+                    room.finish(Seat::from(p).into(), Reason::Line, line);
+                }
+                Status::Draw => room.finish(Outcome::Draw, Reason::BoardFull, None),
+            }
+        }
+        room.publish();
+        (room, summary_rx)
+    }
+
     pub(super) fn new(
         server: Arc<Server>,
         id: Arc<str>,
@@ -87,7 +205,6 @@ impl Room {
         creator: Who,
         re: Option<Value>,
     ) -> (Room, watch::Receiver<RoomSummary>) {
-        let (bot_tx, bot_rx) = mpsc::channel(64);
         let mut seats = [Occupant::Open, Occupant::Open];
         let mut creator_seat = None;
         for (i, kind) in params.seats.iter().enumerate() {
@@ -111,42 +228,7 @@ impl Room {
                 },
             };
         }
-        let placeholder = RoomSummary {
-            room_id: id.to_string(),
-            game: "",
-            width: 0,
-            height: 0,
-            rule: None,
-            status: RoomStatus::Waiting,
-            players: Players::default(),
-            spectators: 0,
-            moves: 0,
-        };
-        let (summary, summary_rx) = watch::channel(placeholder);
-        let mut room = Room {
-            board: Board::new(params.rules),
-            server,
-            id,
-            seats,
-            members: HashMap::new(),
-            seq: 0,
-            history: VecDeque::new(),
-            started: false,
-            finished: None,
-            finished_at: None,
-            search: None,
-            search_gen: 0,
-            bot_tx,
-            bot_rx: Some(bot_rx),
-            turn_clock: None,
-            crowd_pending: false,
-            last_update: Instant::now(),
-            empty_since: None,
-            summary,
-            closed: false,
-        };
-        room.server.metrics.rooms.fetch_add(1, Relaxed);
-        room.server.metrics.rooms_total.fetch_add(1, Relaxed);
+        let (mut room, summary_rx) = Room::blank(server, id, params.rules, seats);
         room.members.insert(
             creator.player_id.clone(),
             Member {
@@ -176,6 +258,7 @@ impl Room {
                 Some(ev) = bot_rx.recv() => self.on_bot(ev),
                 _ = sleep_until_opt(deadline) => self.on_timer(),
             }
+            self.settle().await;
             self.maybe_start_bot();
             self.publish();
         }
@@ -317,6 +400,11 @@ impl Room {
 
     /// Sends the same bytes to every member; members whose queue is full are dropped.
     fn broadcast(&mut self, bytes: Utf8Bytes) {
+        if !self.pending.is_empty() {
+            // Keeps order behind a held move or result (a room_update after a resign).
+            self.held.push((bytes, None));
+            return;
+        }
         let mut dropped = Vec::new();
         for (pid, m) in &self.members {
             if !m.client.send(bytes.clone()) {
@@ -339,14 +427,24 @@ impl Room {
         while self.history.len() > self.server.config.history_events {
             self.history.pop_front();
         }
-        let Some((acked, re)) = ack else {
+        let ack = ack.map(|(acked, re)| (Arc::<str>::from(acked), encode(&msg, Some(re))));
+        if !self.pending.is_empty() {
+            // A store write of this turn is not durable yet: nobody hears of it before it is.
+            self.held.push((bytes, ack));
+            return;
+        }
+        self.send_acked(bytes, ack);
+    }
+
+    /// Sends `bytes` to every member, `ack`'s member getting its own copy.
+    fn send_acked(&mut self, bytes: Utf8Bytes, ack: Ack) {
+        let Some((acked, with_re)) = ack else {
             self.broadcast(bytes);
             return;
         };
-        let with_re = encode(&msg, Some(re));
         let mut dropped = Vec::new();
         for (pid, m) in &self.members {
-            let b = if &**pid == acked {
+            let b = if *pid == acked {
                 with_re.clone()
             } else {
                 bytes.clone()
@@ -357,6 +455,35 @@ impl Room {
         }
         for (pid, conn) in dropped {
             self.disconnected(&pid, conn);
+        }
+    }
+
+    /// Hands an event to the store; its commit joins this turn's `pending`.
+    fn store(&mut self, event: StoreEvent) {
+        let commit = self.server.store.record(event);
+        if commit.is_pending() {
+            self.pending.push(commit);
+        }
+    }
+
+    /// Waits for this turn's store commits, then sends what they held back. If the store
+    /// failed, the game can no longer keep its durability promise: the room closes without
+    /// announcing the unrecorded events (players see `room_closed`).
+    async fn settle(&mut self) {
+        let mut failed = None;
+        for commit in std::mem::take(&mut self.pending) {
+            if let Err(e) = commit.wait().await {
+                failed = Some(e);
+            }
+        }
+        if let Some(e) = failed {
+            tracing::error!(room = %self.id, "store write failed, closing the room: {e}");
+            self.held.clear();
+            self.closed = true;
+            return;
+        }
+        for (bytes, ack) in std::mem::take(&mut self.held) {
+            self.send_acked(bytes, ack);
         }
     }
 
@@ -664,18 +791,25 @@ impl Room {
         self.started = true;
         self.server.metrics.games_active.fetch_add(1, Relaxed);
         let describe = |o: &Occupant| match o {
-            Occupant::Open => "open".to_string(),
-            Occupant::Human(h) => h.player_id.to_string(),
-            Occupant::Bot { level, .. } => format!("bot:{level}"),
+            Occupant::Human(h) => SeatRecord::Human {
+                player_id: h.player_id.to_string(),
+                name: h.name.to_string(),
+            },
+            Occupant::Bot { level, .. } => SeatRecord::Bot {
+                level: level.clone(),
+            },
+            Occupant::Open => SeatRecord::Bot {
+                level: String::new(), // unreachable: the game starts with both seats taken
+            },
         };
-        self.server.store.record(StoreEvent::Created(GameCreated {
+        let seats = [describe(&self.seats[0]), describe(&self.seats[1])];
+        self.store(StoreEvent::Created(GameCreated {
             room_id: self.id.to_string(),
             game: self.board.rules().kind().as_str(),
             width: self.board.width(),
             height: self.board.height(),
             rule: self.rule(),
-            x: describe(&self.seats[0]),
-            o: describe(&self.seats[1]),
+            seats,
         }));
         self.update_clock();
     }
@@ -690,6 +824,13 @@ impl Room {
             }
         };
         self.server.metrics.moves_total.fetch_add(1, Relaxed);
+        // Recorded first, so the broadcast below is held until the move is durable.
+        self.store(StoreEvent::Move {
+            room_id: self.id.to_string(),
+            seq: self.seq + 1,
+            seat,
+            cell: [mv.x, mv.y],
+        });
         let room_id = self.id.to_string();
         let turn = (status == Status::Ongoing).then(|| seat.other());
         self.record_acked(
@@ -703,12 +844,6 @@ impl Room {
             },
             ack,
         );
-        self.server.store.record(StoreEvent::Move {
-            room_id: self.id.to_string(),
-            seq: self.seq,
-            seat,
-            cell: [mv.x, mv.y],
-        });
         match status {
             Status::Ongoing => self.update_clock(),
             Status::Won(p) => {
@@ -748,6 +883,14 @@ impl Room {
             .metrics
             .games_finished_total
             .fetch_add(1, Relaxed);
+        // Recorded first, like a move: a result announced is a result kept, so a resigned game
+        // never comes back as unfinished after a crash.
+        self.store(StoreEvent::Result {
+            room_id: self.id.to_string(),
+            seq: self.seq + 1,
+            result,
+            reason,
+        });
         let room_id = self.id.to_string();
         self.record_acked(
             |seq| ServerMsg::GameOver {
@@ -759,12 +902,6 @@ impl Room {
             },
             ack,
         );
-        self.server.store.record(StoreEvent::Result {
-            room_id: self.id.to_string(),
-            seq: self.seq,
-            result,
-            reason,
-        });
     }
 
     /// Starts or stops the abandonment clock of the side to move.

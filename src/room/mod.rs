@@ -268,5 +268,34 @@ pub fn create(
     Ok((id, seat))
 }
 
+/// Re-creates the room of an unfinished stored game after a restart (same id, moves replayed,
+/// seats held; see `actor::Room::restore`) and registers it. Fails only if the stored rules are
+/// ones this server cannot play.
+pub fn restore(
+    server: &Arc<Server>,
+    record: &crate::store::GameRecord,
+) -> Result<Arc<str>, caro_engine::RulesError> {
+    let g = &record.summary;
+    let rules = match g.game.parse::<GameKind>()? {
+        GameKind::TicTacToe => Rules::tictactoe(),
+        GameKind::Caro => Rules::caro(
+            g.width,
+            g.height,
+            g.rule.as_deref().unwrap_or("freestyle").parse()?,
+        )?,
+    };
+    let (tx, rx) = mpsc::channel(256);
+    let (actor, summary) = actor::Room::restore(server.clone(), record, rules);
+    let handle = RoomHandle {
+        id: g.id.as_str().into(),
+        tx,
+    };
+    let id = handle.id.clone();
+    server.lobby.insert_room(RoomEntry { handle, summary });
+    server.tracker.spawn(actor.run(rx));
+    tracing::info!(room = %id, moves = record.moves.len(), "room restored");
+    Ok(id)
+}
+
 /// A summary channel for a room (used by the actor).
 pub(crate) type SummaryTx = watch::Sender<crate::protocol::RoomSummary>;

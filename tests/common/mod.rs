@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use caro_arena::config::Config;
-use caro_arena::store::MemoryStore;
+use caro_arena::store::{MemoryStore, Store};
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio::net::TcpStream;
@@ -91,6 +91,7 @@ pub fn config() -> Config {
 /// A server running in this process.
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The memory store of [`start`] (unused by [`start_with_store`]).
     pub store: Arc<MemoryStore>,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<std::io::Result<()>>>,
@@ -116,6 +117,47 @@ pub async fn start(config: Config) -> TestServer {
         stop: Some(stop),
         task: Some(task),
     }
+}
+
+/// Starts a server on 127.0.0.1:0 with `store` (a real database in persistence tests).
+pub async fn start_with_store(config: Config, store: Arc<dyn Store>) -> TestServer {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(caro_arena::run_with_store(listener, config, store, async {
+        let _ = stopped.await;
+    }));
+    TestServer {
+        addr,
+        store: Arc::new(MemoryStore::default()),
+        stop: Some(stop),
+        task: Some(task),
+    }
+}
+
+/// A WebSocket client of the server at `addr`, before hello.
+pub async fn connect(addr: SocketAddr) -> Client {
+    let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws"))
+        .await
+        .expect("connect");
+    Client { ws }
+}
+
+/// A raw HTTP GET to `addr`: (whole response head, body).
+pub async fn http_get(addr: SocketAddr, path: &str) -> (String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8(buf).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    (head.to_string(), body.to_string())
 }
 
 impl TestServer {

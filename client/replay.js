@@ -1,0 +1,123 @@
+// The replay view (#/replay/<id>): a finished game from GET /api/games/{id}, stepped through
+// move by move (first / previous / next / last, a slider, the move list, arrow keys), with
+// download links for the .psq record and the JSON. Reads only the HTTP API: no WebSocket needed.
+
+import { renderBoard, cellName } from "./board.js";
+
+const $ = (sel) => document.querySelector(sel);
+
+const rp = { game: null, ply: 0 };
+
+function seatText(p) {
+  if (!p) return "?";
+  return p.kind === "bot" ? `bot (${p.level})` : p.name;
+}
+
+export function resultText(g) {
+  if (!g.result) return "Unfinished";
+  const reason = { line: "five in a row", board_full: "the board is full", resign: "resignation", abandoned: "abandonment" }[g.reason] || g.reason || "";
+  return g.result === "draw" ? `Draw (${reason})` : `${g.result.toUpperCase()} wins by ${reason}`;
+}
+
+export function gameTitle(g) {
+  return `${seatText(g.players.x)} vs ${seatText(g.players.o)}`;
+}
+
+export async function openReplay(id, onMissing) {
+  rp.game = null;
+  $("#rp-title").textContent = "Loading…";
+  $("#rp-board").replaceChildren();
+  $("#rp-moves").replaceChildren();
+  const res = await fetch(`/api/games/${encodeURIComponent(id)}`);
+  if (!res.ok) {
+    onMissing(res.status === 404 ? "No such game." : "The game could not be loaded.");
+    return;
+  }
+  rp.game = await res.json();
+  rp.ply = rp.game.moves.length;
+  const g = rp.game;
+  $("#rp-title").textContent = gameTitle(g);
+  $("#rp-result").textContent = resultText(g);
+  $("#rp-psq").href = `/api/games/${g.id}.psq`;
+  $("#rp-json").href = `/api/games/${g.id}.json`;
+  const slider = $("#rp-slider");
+  slider.max = String(g.moves.length);
+  const ol = $("#rp-moves");
+  ol.replaceChildren(
+    ...g.moves.map((m, i) => {
+      const li = document.createElement("li");
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "rp-move";
+      b.textContent = `${i % 2 === 0 ? "X" : "O"} ${cellName(m.x, m.y)}`;
+      b.addEventListener("click", () => go(i + 1));
+      li.append(b);
+      return li;
+    }),
+  );
+  render();
+}
+
+function go(ply) {
+  if (!rp.game) return;
+  rp.ply = Math.max(0, Math.min(rp.game.moves.length, ply));
+  render();
+}
+
+// The record keeps no winning line: at the final position of a game won by a line, find the
+// run through the last move (at least 3 at tic-tac-toe, 5 at Caro; every rule variant's win
+// is such a run).
+function winningLine(g, moves) {
+  if (g.reason !== "line" || !moves.length || moves.length !== g.moves.length) return [];
+  const need = g.game === "tictactoe" ? 3 : 5;
+  const side = (moves.length - 1) % 2;
+  const mine = new Set(moves.filter((_, i) => i % 2 === side).map(([x, y]) => `${x},${y}`));
+  const [lx, ly] = moves[moves.length - 1];
+  for (const [dx, dy] of [[1, 0], [0, 1], [1, 1], [1, -1]]) {
+    const line = [[lx, ly]];
+    for (const s of [1, -1]) {
+      let x = lx + s * dx;
+      let y = ly + s * dy;
+      while (mine.has(`${x},${y}`)) {
+        line.push([x, y]);
+        x += s * dx;
+        y += s * dy;
+      }
+    }
+    if (line.length >= need) return line;
+  }
+  return [];
+}
+
+function render() {
+  const g = rp.game;
+  const moves = g.moves.slice(0, rp.ply).map((m) => [m.x, m.y]);
+  renderBoard($("#rp-board"), { width: g.width, height: g.height, moves }, {
+    last: moves[moves.length - 1],
+    line: winningLine(g, moves),
+    pv: [],
+    clickable: false,
+    onMove: () => {},
+  });
+  $("#rp-slider").value = String(rp.ply);
+  $("#rp-pos").textContent = `Move ${rp.ply} / ${g.moves.length}`;
+  document.querySelectorAll("#rp-moves .rp-move").forEach((b, i) => {
+    b.classList.toggle("current", i === rp.ply - 1);
+    b.setAttribute("aria-current", i === rp.ply - 1 ? "step" : "false");
+  });
+}
+
+export function initReplay() {
+  $("#rp-first").addEventListener("click", () => go(0));
+  $("#rp-prev").addEventListener("click", () => go(rp.ply - 1));
+  $("#rp-next").addEventListener("click", () => go(rp.ply + 1));
+  $("#rp-last").addEventListener("click", () => go(Infinity));
+  $("#rp-slider").addEventListener("input", (ev) => go(Number(ev.target.value)));
+  document.addEventListener("keydown", (ev) => {
+    if ($("#replay").hidden || ev.target.tagName === "INPUT") return;
+    const to = { ArrowLeft: rp.ply - 1, ArrowRight: rp.ply + 1, Home: 0, End: Infinity }[ev.key];
+    if (to === undefined) return;
+    ev.preventDefault();
+    go(to);
+  });
+}

@@ -1,0 +1,547 @@
+//! Where games are recorded: every room hands its game record (created, each move, the result) to
+//! a [`Store`], in order, from its own task; connections hand it session identities (hashed
+//! tokens). The store answers the replay API and, at start, gives back the unfinished games and
+//! the sessions seated in them so the server can restore its rooms.
+//!
+//! The durability contract: [`Store::record`] returns a [`Commit`] that resolves once the event is
+//! durable. A room awaits the commit of a move before it sends the move to anyone, so an
+//! acknowledged move is never lost. Recording never blocks the caller: the SQLite store
+//! ([`sqlite::SqliteStore`]) queues events to its own writer thread, which commits whatever is
+//! queued in one transaction (group commit).
+//!
+//! This module never talks to clients and never decides anything about a game. The trait is small
+//! on purpose, so a server database can replace SQLite later.
+
+pub mod psq;
+pub mod sqlite;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use tokio::sync::oneshot;
+
+use crate::protocol::{Cell, Outcome, Reason, Seat};
+
+/// What went wrong in a store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite refused something.
+    #[error("{0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The database file or its directory.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The database is not one we can use.
+    #[error("{0}")]
+    Invalid(String),
+    /// The writer thread has stopped (after an earlier error, or at shutdown).
+    #[error("the store's writer has stopped")]
+    WriterGone,
+}
+
+/// Who sat in a seat when the game started.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum SeatRecord {
+    /// A person.
+    Human {
+        /// Public player id.
+        player_id: String,
+        /// Display name at the start of the game.
+        name: String,
+    },
+    /// A bot.
+    Bot {
+        /// Bot level name.
+        level: String,
+    },
+}
+
+impl SeatRecord {
+    /// The short description used by earlier tools: a player id or `bot:<level>`.
+    pub fn describe(&self) -> String {
+        match self {
+            SeatRecord::Human { player_id, .. } => player_id.clone(),
+            SeatRecord::Bot { level } => format!("bot:{level}"),
+        }
+    }
+}
+
+/// A game was created (both seats taken): the parameters needed to replay or restore it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GameCreated {
+    /// The room (and game) id.
+    pub room_id: String,
+    /// `"caro"` / `"tictactoe"`.
+    pub game: &'static str,
+    /// Columns.
+    pub width: u8,
+    /// Rows.
+    pub height: u8,
+    /// Caro rule.
+    pub rule: Option<&'static str>,
+    /// X then O.
+    pub seats: [SeatRecord; 2],
+}
+
+/// One event of a game record, or a session identity.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StoreEvent {
+    /// A new game.
+    Created(GameCreated),
+    /// A move with its room sequence number.
+    Move {
+        /// Room.
+        room_id: String,
+        /// Event number.
+        seq: u64,
+        /// Mover.
+        seat: Seat,
+        /// Cell.
+        cell: Cell,
+    },
+    /// The result.
+    Result {
+        /// Room.
+        room_id: String,
+        /// Event number.
+        seq: u64,
+        /// Winner or draw.
+        result: Outcome,
+        /// Why.
+        reason: Reason,
+    },
+    /// A session identity (new, or renamed). Only the token's hash is ever stored.
+    Session {
+        /// SHA-256 of the token, hex.
+        token_hash: String,
+        /// Public player id.
+        player_id: String,
+        /// Current name.
+        name: String,
+    },
+}
+
+/// Resolves once an event is durable. Stores without durability resolve at once.
+#[must_use = "a move must not be acknowledged before its commit resolves"]
+pub struct Commit(Option<oneshot::Receiver<Result<(), String>>>);
+
+impl Commit {
+    /// Already durable (or nothing to wait for).
+    pub fn done() -> Commit {
+        Commit(None)
+    }
+    /// Resolves when `rx` answers.
+    pub fn pending(rx: oneshot::Receiver<Result<(), String>>) -> Commit {
+        Commit(Some(rx))
+    }
+    /// Whether there is anything to wait for.
+    pub fn is_pending(&self) -> bool {
+        self.0.is_some()
+    }
+    /// Waits for the commit; an error means the event is not durable.
+    pub async fn wait(self) -> Result<(), StoreError> {
+        match self.0 {
+            None => Ok(()),
+            Some(rx) => match rx.await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(StoreError::Invalid(e)),
+                Err(_) => Err(StoreError::WriterGone),
+            },
+        }
+    }
+}
+
+/// A game as the replay API lists it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GameSummary {
+    /// Game (and room) id.
+    pub id: String,
+    /// `caro` / `tictactoe`.
+    pub game: String,
+    /// Columns.
+    pub width: u8,
+    /// Rows.
+    pub height: u8,
+    /// Caro rule.
+    pub rule: Option<String>,
+    /// X then O.
+    pub players: GamePlayers,
+    /// `x`, `o` or `draw`; `None` while unfinished.
+    pub result: Option<String>,
+    /// `line`, `board_full`, `resign`, `abandoned`.
+    pub reason: Option<String>,
+    /// Number of moves.
+    pub moves: u32,
+    /// Unix milliseconds.
+    pub created_at: i64,
+    /// Unix milliseconds, `None` while unfinished.
+    pub finished_at: Option<i64>,
+}
+
+/// The two seats of a stored game.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GamePlayers {
+    /// X.
+    pub x: SeatRecord,
+    /// O.
+    pub o: SeatRecord,
+}
+
+/// One stored move.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct MoveRecord {
+    /// Column.
+    pub x: u8,
+    /// Row.
+    pub y: u8,
+    /// Room event number.
+    pub seq: u64,
+    /// Unix milliseconds when it was played.
+    pub at: i64,
+}
+
+/// A game with its moves (`GET /api/games/{id}`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GameRecord {
+    /// Everything the list shows.
+    pub summary: GameSummary,
+    /// In order; X moves first.
+    pub moves: Vec<MoveRecord>,
+}
+
+impl Serialize for GameRecord {
+    /// The summary's fields with `moves` as the list of moves instead of their count (a
+    /// flattened struct would write the key twice).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error;
+        let mut v = serde_json::to_value(&self.summary).map_err(S::Error::custom)?;
+        v["moves"] = serde_json::to_value(&self.moves).map_err(S::Error::custom)?;
+        v.serialize(s)
+    }
+}
+
+/// A page of finished games: newest first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct GameQuery {
+    /// Only games where this player id held a seat.
+    pub player: Option<String>,
+    /// At most this many (1..=100).
+    pub limit: u32,
+    /// Only games finished strictly before this unix millisecond time (the `finished_at` of the
+    /// last game of the previous page).
+    pub before: Option<i64>,
+}
+
+/// A session to restore.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RestoredSession {
+    /// SHA-256 of the token, hex.
+    pub token_hash: String,
+    /// Public player id.
+    pub player_id: String,
+    /// Name.
+    pub name: String,
+}
+
+/// What the server restores at start: unfinished games and the sessions seated in them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Restored {
+    /// Unfinished games with their moves.
+    pub games: Vec<GameRecord>,
+    /// Sessions holding a seat in one of them.
+    pub sessions: Vec<RestoredSession>,
+}
+
+/// A sink for game records and the source of the replay API.
+///
+/// `record` is called from room and connection tasks and must never block. The read methods may
+/// block (they do I/O): the server calls them in `spawn_blocking` or before it starts serving.
+pub trait Store: Send + Sync + 'static {
+    /// Records one event; the returned [`Commit`] resolves once it is durable.
+    fn record(&self, event: StoreEvent) -> Commit;
+    /// Called once at shutdown after every room has finished: waits until everything queued is
+    /// written. Blocks.
+    fn flush(&self) {}
+    /// Unfinished games and their sessions, read once at start. Blocks.
+    fn restore(&self) -> Result<Restored, StoreError> {
+        Ok(Restored::default())
+    }
+    /// Finished games, newest first. Blocks.
+    fn list_games(&self, _query: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {
+        Ok(Vec::new())
+    }
+    /// One game (finished or not) with its moves. Blocks.
+    fn game(&self, _id: &str) -> Result<Option<GameRecord>, StoreError> {
+        Ok(None)
+    }
+}
+
+/// SHA-256 of a session token, lowercase hex: what stores and the session map keep, so a
+/// leaked database or memory dump does not hand out identities.
+pub fn hash_token(token: &str) -> String {
+    let digest = Sha256::digest(token.as_bytes());
+    let mut s = String::with_capacity(64);
+    for b in digest {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// Unix time in milliseconds.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// `x` / `o`.
+pub fn seat_str(s: Seat) -> &'static str {
+    match s {
+        Seat::X => "x",
+        Seat::O => "o",
+    }
+}
+
+/// `x` / `o` / `draw`.
+pub fn outcome_str(o: Outcome) -> &'static str {
+    match o {
+        Outcome::X => "x",
+        Outcome::O => "o",
+        Outcome::Draw => "draw",
+    }
+}
+
+/// The wire name of a reason.
+pub fn reason_str(r: Reason) -> &'static str {
+    match r {
+        Reason::Line => "line",
+        Reason::BoardFull => "board_full",
+        Reason::Resign => "resign",
+        Reason::Abandoned => "abandoned",
+    }
+}
+
+/// Which store a server runs with, from `[store] path`.
+pub fn open(path: &str) -> Result<std::sync::Arc<dyn Store>, StoreError> {
+    if path == MEMORY {
+        return Ok(std::sync::Arc::new(MemoryStore::default()));
+    }
+    Ok(std::sync::Arc::new(sqlite::SqliteStore::open(
+        std::path::Path::new(path),
+    )?))
+}
+
+/// The `[store] path` that means "no persistence": an in-memory store, for tests.
+pub const MEMORY: &str = ":memory:";
+
+/// Forgets everything. Only for tests that need no record at all.
+#[derive(Debug, Default)]
+pub struct NullStore;
+
+impl Store for NullStore {
+    fn record(&self, _event: StoreEvent) -> Commit {
+        Commit::done()
+    }
+}
+
+/// Keeps every event in memory (`[store] path = ":memory:"`): no persistence, for tests and
+/// tools. It answers the replay API from memory too.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    events: Mutex<Vec<StoreEvent>>,
+    sessions: Mutex<HashMap<String, RestoredSession>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl MemoryStore {
+    /// A copy of every game event recorded so far (sessions are kept apart).
+    pub fn events(&self) -> Vec<StoreEvent> {
+        lock(&self.events).clone()
+    }
+
+    fn games(&self) -> Vec<GameRecord> {
+        let mut games: Vec<GameRecord> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for (i, ev) in lock(&self.events).iter().enumerate() {
+            // Event order stands in for time, so the list order is stable in tests.
+            let at = i as i64;
+            match ev {
+                StoreEvent::Created(c) => {
+                    index.insert(c.room_id.clone(), games.len());
+                    games.push(GameRecord {
+                        summary: GameSummary {
+                            id: c.room_id.clone(),
+                            game: c.game.to_string(),
+                            width: c.width,
+                            height: c.height,
+                            rule: c.rule.map(str::to_string),
+                            players: GamePlayers {
+                                x: c.seats[0].clone(),
+                                o: c.seats[1].clone(),
+                            },
+                            result: None,
+                            reason: None,
+                            moves: 0,
+                            created_at: at,
+                            finished_at: None,
+                        },
+                        moves: Vec::new(),
+                    });
+                }
+                StoreEvent::Move {
+                    room_id, seq, cell, ..
+                } => {
+                    if let Some(g) = index.get(room_id).map(|&i| &mut games[i]) {
+                        g.moves.push(MoveRecord {
+                            x: cell[0],
+                            y: cell[1],
+                            seq: *seq,
+                            at,
+                        });
+                        g.summary.moves += 1;
+                    }
+                }
+                StoreEvent::Result {
+                    room_id,
+                    result,
+                    reason,
+                    ..
+                } => {
+                    if let Some(g) = index.get(room_id).map(|&i| &mut games[i]) {
+                        g.summary.result = Some(outcome_str(*result).into());
+                        g.summary.reason = Some(reason_str(*reason).into());
+                        g.summary.finished_at = Some(at);
+                    }
+                }
+                StoreEvent::Session { .. } => {}
+            }
+        }
+        games
+    }
+}
+
+impl Store for MemoryStore {
+    fn record(&self, event: StoreEvent) -> Commit {
+        match event {
+            StoreEvent::Session {
+                token_hash,
+                player_id,
+                name,
+            } => {
+                lock(&self.sessions).insert(
+                    token_hash.clone(),
+                    RestoredSession {
+                        token_hash,
+                        player_id,
+                        name,
+                    },
+                );
+            }
+            other => lock(&self.events).push(other),
+        }
+        Commit::done()
+    }
+
+    fn list_games(&self, q: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {
+        let mut v: Vec<GameSummary> = self
+            .games()
+            .into_iter()
+            .map(|g| g.summary)
+            .filter(|s| {
+                s.finished_at
+                    .is_some_and(|f| q.before.map_or(true, |b| f < b))
+            })
+            .filter(|s| {
+                q.player.as_deref().map_or(true, |p| {
+                    [&s.players.x, &s.players.o]
+                        .iter()
+                        .any(|r| matches!(r, SeatRecord::Human { player_id, .. } if player_id == p))
+                })
+            })
+            .collect();
+        v.sort_by_key(|s| std::cmp::Reverse(s.finished_at));
+        v.truncate(q.limit as usize);
+        Ok(v)
+    }
+
+    fn game(&self, id: &str) -> Result<Option<GameRecord>, StoreError> {
+        Ok(self.games().into_iter().find(|g| g.summary.id == id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn game(store: &MemoryStore, id: &str, player: &str, finish: bool) {
+        let _ = store.record(StoreEvent::Created(GameCreated {
+            room_id: id.into(),
+            game: "tictactoe",
+            width: 3,
+            height: 3,
+            rule: None,
+            seats: [
+                SeatRecord::Human {
+                    player_id: player.into(),
+                    name: "n".into(),
+                },
+                SeatRecord::Bot { level: "b".into() },
+            ],
+        }));
+        let _ = store.record(StoreEvent::Move {
+            room_id: id.into(),
+            seq: 1,
+            seat: Seat::X,
+            cell: [1, 1],
+        });
+        if finish {
+            let _ = store.record(StoreEvent::Result {
+                room_id: id.into(),
+                seq: 2,
+                result: Outcome::O,
+                reason: Reason::Resign,
+            });
+        }
+    }
+
+    #[test]
+    fn the_memory_store_lists_finished_games_newest_first() {
+        let store = MemoryStore::default();
+        game(&store, "a", "p1", true);
+        game(&store, "b", "p2", true);
+        game(&store, "c", "p1", false);
+        let q = |player: Option<&str>, before| GameQuery {
+            player: player.map(str::to_string),
+            limit: 10,
+            before,
+        };
+        let ids = |v: Vec<GameSummary>| v.into_iter().map(|g| g.id).collect::<Vec<_>>();
+        assert_eq!(ids(store.list_games(&q(None, None)).unwrap()), ["b", "a"]);
+        assert_eq!(ids(store.list_games(&q(Some("p1"), None)).unwrap()), ["a"]);
+        let b = store.game("b").unwrap().unwrap();
+        assert_eq!(b.moves.len(), 1);
+        assert_eq!(b.summary.reason.as_deref(), Some("resign"));
+        let before = b.summary.finished_at;
+        assert_eq!(ids(store.list_games(&q(None, before)).unwrap()), ["a"]);
+        assert!(store.game("c").unwrap().unwrap().summary.result.is_none());
+    }
+
+    #[test]
+    fn tokens_are_stored_as_sha256_hex() {
+        assert_eq!(
+            hash_token("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

@@ -1,0 +1,475 @@
+//! The embedded default store: one SQLite file in WAL mode.
+//!
+//! Writing: one std thread owns the write connection and is fed by a channel. It takes the first
+//! queued event, then drains whatever else is queued (up to [`MAX_BATCH`]), writes them all in
+//! one transaction, commits (an fsync of the WAL with `synchronous = FULL`), and only then
+//! answers every waiter. That is group commit: under load, many rooms' moves share one fsync, and
+//! no move is answered before the transaction holding it is on disk. Nothing here ever runs on
+//! the async runtime's threads.
+//!
+//! Reading (replay API, restore): a second connection behind a mutex, used from `spawn_blocking`
+//! or before the server starts. WAL lets it read while the writer writes.
+//!
+//! Schema changes are versioned migrations ([`MIGRATIONS`]) applied in order at open, tracked by
+//! SQLite's `user_version`. Never edit a shipped migration: add the next one.
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
+use tokio::sync::oneshot;
+
+use super::{
+    now_ms, outcome_str, reason_str, seat_str, Commit, GamePlayers, GameQuery, GameRecord,
+    GameSummary, MoveRecord, Restored, RestoredSession, SeatRecord, Store, StoreError, StoreEvent,
+};
+
+/// The most events written in one transaction.
+pub const MAX_BATCH: usize = 4096;
+
+/// Schema migrations, in order: `MIGRATIONS[i]` takes `user_version` from `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // v1: games, their seats and their append-only move logs.
+    "CREATE TABLE games (
+        id          TEXT PRIMARY KEY,
+        game        TEXT NOT NULL,
+        width       INTEGER NOT NULL,
+        height      INTEGER NOT NULL,
+        rule        TEXT,
+        created_at  INTEGER NOT NULL,
+        finished_at INTEGER,
+        result      TEXT,
+        reason      TEXT
+    );
+    CREATE TABLE seats (
+        game_id   TEXT NOT NULL REFERENCES games(id),
+        seat      TEXT NOT NULL,
+        kind      TEXT NOT NULL,
+        player_id TEXT,
+        name      TEXT,
+        bot_level TEXT,
+        PRIMARY KEY (game_id, seat)
+    ) WITHOUT ROWID;
+    CREATE TABLE moves (
+        game_id TEXT NOT NULL REFERENCES games(id),
+        seq     INTEGER NOT NULL,
+        seat    TEXT NOT NULL,
+        x       INTEGER NOT NULL,
+        y       INTEGER NOT NULL,
+        at_ms   INTEGER NOT NULL,
+        PRIMARY KEY (game_id, seq)
+    ) WITHOUT ROWID;",
+    // v2: hashed session tokens (restart resumes identities), and the indexes the replay API and
+    // restore need.
+    "CREATE TABLE sessions (
+        token_hash TEXT PRIMARY KEY,
+        player_id  TEXT NOT NULL,
+        name       TEXT NOT NULL,
+        updated_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX sessions_player ON sessions(player_id);
+    CREATE INDEX games_finished ON games(finished_at);
+    CREATE INDEX seats_player ON seats(player_id);",
+];
+
+/// The schema version this server writes.
+pub fn schema_version() -> u32 {
+    MIGRATIONS.len() as u32
+}
+
+enum Msg {
+    Event {
+        event: StoreEvent,
+        at: i64,
+        done: Option<oneshot::Sender<Result<(), String>>>,
+    },
+    Flush(mpsc::Sender<()>),
+}
+
+/// A SQLite file in WAL mode with a writer thread. See the module docs.
+pub struct SqliteStore {
+    tx: Mutex<Option<mpsc::Sender<Msg>>>,
+    reader: Mutex<Connection>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+fn io_err(path: &Path, source: std::io::Error) -> StoreError {
+    StoreError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Opens (creating the file and its directory if needed) a connection with our pragmas.
+fn connect(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Invalid(format!(
+            "cannot switch to WAL mode (journal_mode is {mode})"
+        )));
+    }
+    // FULL: every commit fsyncs the WAL, so an acknowledged move survives power loss too, not
+    // only a killed process (NORMAL would already survive kill -9; see docs/persistence.md).
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    Ok(conn)
+}
+
+/// Brings the schema to the current version; refuses a newer one. The last step is a write,
+/// so a read-only file fails here, at start, rather than at the first move.
+pub fn migrate(conn: &mut Connection) -> Result<u32, StoreError> {
+    let version: u32 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let current = schema_version();
+    if version > current {
+        return Err(StoreError::Invalid(format!(
+            "the database has schema version {version}, newer than this server's {current}"
+        )));
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.execute_batch(sql)?;
+        tracing::info!(version = i + 1, "database migrated");
+    }
+    tx.pragma_update(None, "user_version", current)?;
+    tx.commit()?;
+    Ok(version)
+}
+
+impl SqliteStore {
+    /// Opens or creates the database at `path`, migrates it and starts the writer thread. Any
+    /// problem (unwritable directory, a file that is not a database, a newer schema) is an error:
+    /// the server must not run without the persistence it was configured with.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+        }
+        let mut conn = connect(path)?;
+        migrate(&mut conn)?;
+        // Catches a damaged file at start instead of mid-game.
+        let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+        if check != "ok" {
+            return Err(StoreError::Invalid(format!(
+                "integrity check failed: {check}"
+            )));
+        }
+        let reader = connect(path)?;
+        reader.pragma_update(None, "query_only", true)?;
+        let (tx, rx) = mpsc::channel();
+        let writer = std::thread::Builder::new()
+            .name("store-writer".into())
+            .spawn(move || write_loop(conn, rx))
+            .map_err(|e| io_err(path, e))?;
+        Ok(SqliteStore {
+            tx: Mutex::new(Some(tx)),
+            reader: Mutex::new(reader),
+            writer: Mutex::new(Some(writer)),
+        })
+    }
+
+    fn reader(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.reader.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        // Closing the channel ends the writer after it has written everything queued.
+        self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(w) = self.writer.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = w.join();
+        }
+    }
+}
+
+fn write_loop(mut conn: Connection, rx: mpsc::Receiver<Msg>) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(m) => batch.push(m),
+                Err(_) => break,
+            }
+        }
+        let result = write_batch(&mut conn, &batch).map_err(|e| {
+            tracing::error!("store: writing {} events failed: {e}", batch.len());
+            e.to_string()
+        });
+        for m in batch {
+            match m {
+                Msg::Event {
+                    done: Some(done), ..
+                } => {
+                    let _ = done.send(result.clone());
+                }
+                Msg::Event { done: None, .. } => {}
+                Msg::Flush(done) => {
+                    let _ = done.send(());
+                }
+            }
+        }
+    }
+}
+
+fn write_batch(conn: &mut Connection, batch: &[Msg]) -> Result<(), rusqlite::Error> {
+    let tx = conn.transaction()?;
+    for m in batch {
+        if let Msg::Event { event, at, .. } = m {
+            write_event(&tx, event, *at)?;
+        }
+    }
+    tx.commit()
+}
+
+/// Statements are tolerant (OR IGNORE, upserts) so that one odd event cannot fail the whole
+/// group-commit batch that carries other rooms' moves.
+fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), rusqlite::Error> {
+    match event {
+        StoreEvent::Created(c) => {
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO games (id, game, width, height, rule, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![c.room_id, c.game, c.width, c.height, c.rule, at])?;
+            for (seat, rec) in ["x", "o"].into_iter().zip(&c.seats) {
+                let (kind, player_id, name, level) = match rec {
+                    SeatRecord::Human { player_id, name } => {
+                        ("human", Some(player_id), Some(name), None)
+                    }
+                    SeatRecord::Bot { level } => ("bot", None, None, Some(level)),
+                };
+                tx.prepare_cached(
+                    "INSERT OR REPLACE INTO seats (game_id, seat, kind, player_id, name, bot_level)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?
+                .execute(params![c.room_id, seat, kind, player_id, name, level])?;
+            }
+        }
+        StoreEvent::Move {
+            room_id,
+            seq,
+            seat,
+            cell,
+        } => {
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO moves (game_id, seq, seat, x, y, at_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                room_id,
+                *seq as i64,
+                seat_str(*seat),
+                cell[0],
+                cell[1],
+                at
+            ])?;
+        }
+        StoreEvent::Result {
+            room_id,
+            result,
+            reason,
+            ..
+        } => {
+            tx.prepare_cached(
+                "UPDATE games SET result = ?2, reason = ?3, finished_at = ?4
+                 WHERE id = ?1 AND finished_at IS NULL",
+            )?
+            .execute(params![
+                room_id,
+                outcome_str(*result),
+                reason_str(*reason),
+                at
+            ])?;
+        }
+        StoreEvent::Session {
+            token_hash,
+            player_id,
+            name,
+        } => {
+            tx.prepare_cached(
+                "INSERT INTO sessions (token_hash, player_id, name, updated_at)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (token_hash) DO UPDATE SET name = excluded.name,
+                     updated_at = excluded.updated_at",
+            )?
+            .execute(params![token_hash, player_id, name, at])?;
+        }
+    }
+    Ok(())
+}
+
+const SUMMARY_COLUMNS: &str = "g.id, g.game, g.width, g.height, g.rule, g.result, g.reason,
+    g.created_at, g.finished_at, (SELECT COUNT(*) FROM moves m WHERE m.game_id = g.id)";
+
+fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameSummary> {
+    let placeholder = SeatRecord::Bot {
+        level: String::new(),
+    };
+    Ok(GameSummary {
+        id: r.get(0)?,
+        game: r.get(1)?,
+        width: r.get(2)?,
+        height: r.get(3)?,
+        rule: r.get(4)?,
+        result: r.get(5)?,
+        reason: r.get(6)?,
+        created_at: r.get(7)?,
+        finished_at: r.get(8)?,
+        moves: r.get(9)?,
+        players: GamePlayers {
+            x: placeholder.clone(),
+            o: placeholder,
+        },
+    })
+}
+
+fn fill_seats(conn: &Connection, g: &mut GameSummary) -> rusqlite::Result<()> {
+    let mut st = conn.prepare_cached(
+        "SELECT seat, kind, player_id, name, bot_level FROM seats WHERE game_id = ?1",
+    )?;
+    let rows = st.query_map([&g.id], |r| {
+        let seat: String = r.get(0)?;
+        let kind: String = r.get(1)?;
+        let rec = if kind == "bot" {
+            SeatRecord::Bot {
+                level: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+            }
+        } else {
+            SeatRecord::Human {
+                player_id: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                name: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+            }
+        };
+        Ok((seat, rec))
+    })?;
+    for row in rows {
+        let (seat, rec) = row?;
+        if seat == "x" {
+            g.players.x = rec;
+        } else {
+            g.players.o = rec;
+        }
+    }
+    Ok(())
+}
+
+fn moves_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<MoveRecord>> {
+    let mut st =
+        conn.prepare_cached("SELECT x, y, seq, at_ms FROM moves WHERE game_id = ?1 ORDER BY seq")?;
+    let rows = st.query_map([id], |r| {
+        Ok(MoveRecord {
+            x: r.get(0)?,
+            y: r.get(1)?,
+            seq: r.get::<_, i64>(2)? as u64,
+            at: r.get(3)?,
+        })
+    })?;
+    rows.collect()
+}
+
+fn game_of(conn: &Connection, id: &str) -> rusqlite::Result<Option<GameRecord>> {
+    let sql = format!("SELECT {SUMMARY_COLUMNS} FROM games g WHERE g.id = ?1");
+    let Some(mut summary) = conn
+        .prepare_cached(&sql)?
+        .query_row([id], summary_row)
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    fill_seats(conn, &mut summary)?;
+    let moves = moves_of(conn, id)?;
+    Ok(Some(GameRecord { summary, moves }))
+}
+
+impl Store for SqliteStore {
+    fn record(&self, event: StoreEvent) -> Commit {
+        let (done, rx) = oneshot::channel();
+        let msg = Msg::Event {
+            event,
+            at: now_ms(),
+            done: Some(done),
+        };
+        let sent = match &*self.tx.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(tx) => tx.send(msg).is_ok(),
+            None => false,
+        };
+        if !sent {
+            tracing::error!("store: the writer has stopped; event not recorded");
+        }
+        // When the send failed, `rx` resolves to an error: the waiter learns it is not durable.
+        Commit::pending(rx)
+    }
+
+    fn flush(&self) {
+        let (done, rx) = mpsc::channel();
+        let sent = match &*self.tx.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(tx) => tx.send(Msg::Flush(done)).is_ok(),
+            None => false,
+        };
+        if sent {
+            let _ = rx.recv();
+        }
+    }
+
+    fn restore(&self) -> Result<Restored, StoreError> {
+        let conn = self.reader();
+        let ids: Vec<String> = conn
+            .prepare("SELECT id FROM games WHERE finished_at IS NULL ORDER BY created_at, id")?
+            .query_map([], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        let mut games = Vec::new();
+        for id in ids {
+            if let Some(g) = game_of(&conn, &id)? {
+                games.push(g);
+            }
+        }
+        let sessions = conn
+            .prepare(
+                "SELECT token_hash, player_id, name FROM sessions WHERE player_id IN (
+                     SELECT s.player_id FROM seats s JOIN games g ON g.id = s.game_id
+                     WHERE g.finished_at IS NULL AND s.player_id IS NOT NULL)
+                 ORDER BY token_hash",
+            )?
+            .query_map([], |r| {
+                Ok(RestoredSession {
+                    token_hash: r.get(0)?,
+                    player_id: r.get(1)?,
+                    name: r.get(2)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(Restored { games, sessions })
+    }
+
+    fn list_games(&self, q: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {
+        let conn = self.reader();
+        let sql = format!(
+            "SELECT {SUMMARY_COLUMNS} FROM games g
+             WHERE g.finished_at IS NOT NULL
+               AND (?1 IS NULL OR g.finished_at < ?1)
+               AND (?2 IS NULL OR EXISTS (
+                   SELECT 1 FROM seats s WHERE s.game_id = g.id AND s.player_id = ?2))
+             ORDER BY g.finished_at DESC, g.id DESC
+             LIMIT ?3"
+        );
+        let mut games: Vec<GameSummary> = conn
+            .prepare_cached(&sql)?
+            .query_map(params![q.before, q.player, q.limit], summary_row)?
+            .collect::<Result<_, _>>()?;
+        for g in &mut games {
+            fill_seats(&conn, g)?;
+        }
+        Ok(games)
+    }
+
+    fn game(&self, id: &str) -> Result<Option<GameRecord>, StoreError> {
+        Ok(game_of(&self.reader(), id)?)
+    }
+}

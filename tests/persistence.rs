@@ -1,0 +1,517 @@
+//! Persistence with real SQLite files: a game survives an in-process restart and a real
+//! `kill -9` of the server binary, the replay API answers exactly, the `.psq` export reads back
+//! to the same result, migrations run from an empty file and from schema v1, and a bad database
+//! path stops the server at start.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+
+use caro_arena::store::sqlite::{self, SqliteStore};
+use caro_arena::store::Store;
+use common::*;
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+/// X plays (i, 0), O plays (i, 1): X makes five in row 0 on the 9th move.
+fn script(i: usize) -> (u8, u8) {
+    ((i / 2) as u8, (i % 2) as u8)
+}
+
+/// alice (X) and bob (O) seated in a new Caro room; every setup message read.
+async fn seated(addr: SocketAddr) -> (Client, Client, String, String, String) {
+    let mut alice = connect(addr).await;
+    alice.send(json!({"type": "hello", "name": "alice"})).await;
+    let wa = alice.recv().await;
+    let mut bob = connect(addr).await;
+    bob.send(json!({"type": "hello", "name": "bob"})).await;
+    let wb = bob.recv().await;
+    let (_, room) = create(
+        &mut alice,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
+    )
+    .await;
+    bob.send(json!({"type": "join_room", "room_id": room}))
+        .await;
+    assert_eq!(bob.recv().await["type"], "room_joined");
+    bob.recv().await; // room_update
+    alice.recv().await; // room_update
+    let ta = wa["token"].as_str().unwrap().to_string();
+    let tb = wb["token"].as_str().unwrap().to_string();
+    (alice, bob, room, ta, tb)
+}
+
+/// Plays move `i` of the script and waits for the mover's acknowledgement (its copy with `re`).
+async fn play(mover: &mut Client, other: &mut Client, room: &str, i: usize) -> Value {
+    let (x, y) = script(i);
+    mover
+        .send(json!({"type": "move", "id": i, "room_id": room, "x": x, "y": y}))
+        .await;
+    let ack = mover.recv_skip(&["room_update"]).await;
+    assert_eq!(ack["type"], "move", "{ack}");
+    assert_eq!(ack["re"], i, "{ack}");
+    other.recv_skip(&["room_update"]).await;
+    ack
+}
+
+/// Resumes a session and returns its `room_joined`.
+async fn resume(addr: SocketAddr, token: &str) -> (Client, Value) {
+    let mut c = connect(addr).await;
+    c.send(json!({"type": "hello", "token": token})).await;
+    let w = c.recv().await;
+    assert_eq!(w["type"], "welcome", "{w}");
+    assert_eq!(w["resumed"], true, "{w}");
+    let j = c.recv_skip(&["room_update"]).await;
+    assert_eq!(j["type"], "room_joined", "{j}");
+    (c, j)
+}
+
+fn moves_json(n: usize) -> Value {
+    Value::Array(
+        (0..n)
+            .map(|i| {
+                let (x, y) = script(i);
+                json!([x, y])
+            })
+            .collect(),
+    )
+}
+
+/// Plays the script from move `from` to X's five; returns the game_over.
+async fn finish(alice: &mut Client, bob: &mut Client, room: &str, from: usize) -> Value {
+    for i in from..9 {
+        if i % 2 == 0 {
+            play(alice, bob, room, i).await;
+        } else {
+            play(bob, alice, room, i).await;
+        }
+    }
+    let over = alice.recv_skip(&["room_update"]).await;
+    assert_eq!(over["type"], "game_over", "{over}");
+    assert_eq!(over["result"], "x");
+    assert_eq!(over["seq"], 10);
+    over
+}
+
+#[tokio::test]
+async fn moves_survive_an_in_process_restart_and_the_replay_api_answers_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("games.db");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    let server = start_with_store(config(), store.clone()).await;
+    let (mut alice, mut bob, room, ta, tb) = seated(server.addr).await;
+    for i in 0..5 {
+        if i % 2 == 0 {
+            play(&mut alice, &mut bob, &room, i).await;
+        } else {
+            play(&mut bob, &mut alice, &room, i).await;
+        }
+    }
+    server.stop().await;
+    drop(store); // joins the writer: the file is closed
+    drop((alice, bob));
+
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    let server = start_with_store(config(), store.clone()).await;
+    let (mut alice, ja) = resume(server.addr, &ta).await;
+    assert_eq!(
+        ja,
+        json!({"type": "room_joined", "you": {"role": "player", "seat": "x"},
+            "room": {"room_id": room, "game": "caro", "width": 15, "height": 15,
+            "rule": "freestyle", "win_length": 5, "status": "playing",
+            "players": {"x": human("alice", true), "o": human("bob", false)},
+            "spectators": 0, "moves": moves_json(5), "turn": "o", "seq": 5}})
+    );
+    let (mut bob, jb) = resume(server.addr, &tb).await;
+    assert_eq!(jb["room"]["moves"], moves_json(5));
+    assert_eq!(jb["you"]["seat"], "o");
+    finish(&mut alice, &mut bob, &room, 5).await;
+
+    // The replay API: the list, the game with its moves, the exports.
+    let (head, body) = http_get(server.addr, "/api/games?limit=5").await;
+    assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+    let list: Value = serde_json::from_str(&body).unwrap();
+    let g = &list["games"][0];
+    let (created, finished) = (g["created_at"].clone(), g["finished_at"].clone());
+    assert!(created.as_i64().unwrap() <= finished.as_i64().unwrap());
+    let summary = json!({"id": room, "game": "caro", "width": 15, "height": 15,
+        "rule": "freestyle",
+        "players": {"x": {"kind": "human", "player_id": g["players"]["x"]["player_id"],
+                          "name": "alice"},
+                    "o": {"kind": "human", "player_id": g["players"]["o"]["player_id"],
+                          "name": "bob"}},
+        "result": "x", "reason": "line", "moves": 9,
+        "created_at": created, "finished_at": finished});
+    assert_eq!(list, json!({"games": [summary.clone()]}));
+    let player = g["players"]["o"]["player_id"].as_str().unwrap();
+    let (_, body) = http_get(server.addr, &format!("/api/games?player={player}")).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        json!({"games": [summary.clone()]})
+    );
+    let (_, body) = http_get(server.addr, "/api/games?player=nobody").await;
+    assert_eq!(body, r#"{"games":[]}"#);
+    let before = finished.as_i64().unwrap();
+    let (_, body) = http_get(server.addr, &format!("/api/games?before={before}")).await;
+    assert_eq!(body, r#"{"games":[]}"#);
+    let (head, _) = http_get(server.addr, "/api/games?limit=0").await;
+    assert!(head.starts_with("HTTP/1.1 400"), "{head}");
+
+    let (_, body) = http_get(server.addr, &format!("/api/games/{room}")).await;
+    // Regression: a flattened summary once wrote "moves" twice (the count, then the list).
+    assert_eq!(body.matches("\"moves\"").count(), 1, "{body}");
+    let game: Value = serde_json::from_str(&body).unwrap();
+    let mut expected = summary.clone();
+    let moves: Vec<Value> = (0..9)
+        .map(|i| {
+            let (x, y) = script(i);
+            json!({"x": x, "y": y, "seq": i + 1, "at": game["moves"][i]["at"]})
+        })
+        .collect();
+    expected["moves"] = Value::Array(moves);
+    assert_eq!(game, expected);
+    let (head, _) = http_get(server.addr, "/api/games/nosuchgame").await;
+    assert!(head.starts_with("HTTP/1.1 404"), "{head}");
+
+    let (head, psq) = http_get(server.addr, &format!("/api/games/{room}.psq")).await;
+    assert!(head.contains("Content-Type: text/plain"), "{head}");
+    assert!(
+        head.contains(&format!(
+            "Content-Disposition: attachment; filename=\"caro-{room}.psq\""
+        )),
+        "{head}"
+    );
+    assert!(psq.starts_with("Piskvorky 15x15, 11:11, 0\n1,1,"), "{psq}");
+    let record = caro_arena::store::psq::read(&psq).unwrap();
+    let mut board = caro_engine::Board::new(caro_engine::Rules::caro_default());
+    let mut status = caro_engine::Status::Ongoing;
+    for (x, y) in &record.moves {
+        status = board.try_play(caro_engine::Move::new(*x, *y)).unwrap();
+    }
+    assert_eq!(record.moves.len(), 9);
+    assert_eq!(status, caro_engine::Status::Won(caro_engine::Player::X));
+
+    let (head, body) = http_get(server.addr, &format!("/api/games/{room}.json")).await;
+    assert!(head.contains("attachment"), "{head}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), expected);
+    server.stop().await;
+}
+
+/// The real binary with a config whose database is `db`; returns it and its address.
+fn spawn_server(dir: &std::path::Path, db: &std::path::Path) -> (Child, SocketAddr) {
+    let cfg = dir.join("server.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[server]\nlog = \"warn\"\n[rooms]\ngrace_ms = 30000\n[search]\nmin_move_ms = 0\n\
+             [store]\npath = {:?}\n",
+            db.display().to_string()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_caro-arena"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["--bind", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .parse()
+        .unwrap();
+    (child, addr)
+}
+
+#[tokio::test]
+async fn kill_9_mid_game_loses_no_acknowledged_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("data").join("games.db");
+    let (mut child, addr) = spawn_server(dir.path(), &db);
+    // Busy play: two bot-vs-bot games write moves all along, watched by carol.
+    let mut carol = connect(addr).await;
+    carol.send(json!({"type": "hello", "name": "carol"})).await;
+    carol.recv().await;
+    let mut bot_rooms = Vec::new();
+    for _ in 0..2 {
+        let (_, id) = create(
+            &mut carol,
+            json!({"type": "create_room", "game": "caro", "x": {"bot": "beginner"},
+                "o": {"bot": "beginner"}}),
+        )
+        .await;
+        bot_rooms.push(id);
+    }
+    // Every bot move carol is told of was acknowledged: it must be in the database.
+    let mut seen: std::collections::HashMap<String, Vec<Value>> = Default::default();
+    let mut note = |v: &Value| {
+        if v["type"] == "move" {
+            let id = v["room_id"].as_str().unwrap().to_string();
+            seen.entry(id).or_default().push(json!([v["x"], v["y"]]));
+        }
+    };
+    for _ in 0..4 {
+        note(&carol.recv_skip(&["bot_thinking", "room_update"]).await);
+    }
+    let (mut alice, mut bob, room, ta, tb) = seated(addr).await;
+    // Moves as fast as acks come back, then SIGKILL right after the last acknowledgement.
+    for i in 0..6 {
+        if i % 2 == 0 {
+            play(&mut alice, &mut bob, &room, i).await;
+        } else {
+            play(&mut bob, &mut alice, &room, i).await;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL on unix
+    child.wait().unwrap();
+    drop((alice, bob));
+    // And what carol received up to the kill.
+    while let Ok(Some(Ok(m))) =
+        tokio::time::timeout(std::time::Duration::from_secs(5), carol.ws.next()).await
+    {
+        if let tokio_tungstenite::tungstenite::Message::Text(t) = m {
+            note(&serde_json::from_str(t.as_str()).unwrap());
+        }
+    }
+
+    // The file opens cleanly.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    drop(conn);
+
+    let (mut child, addr) = spawn_server(dir.path(), &db);
+    let (mut alice, ja) = resume(addr, &ta).await;
+    let (mut bob, jb) = resume(addr, &tb).await;
+    assert_eq!(ja["room"]["moves"], moves_json(6));
+    assert_eq!(jb["room"]["moves"], moves_json(6));
+    assert_eq!(ja["room"]["seq"], 6);
+    alice.recv_skip(&[]).await; // room_update: bob is back
+    finish(&mut alice, &mut bob, &room, 6).await;
+    let (_, body) = http_get(addr, &format!("/api/games/{room}")).await;
+    let game: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(game["moves"].as_array().unwrap().len(), 9);
+    assert_eq!(game["result"], "x");
+    for id in &bot_rooms {
+        let (_, body) = http_get(addr, &format!("/api/games/{id}")).await;
+        let game: Value = serde_json::from_str(&body).unwrap();
+        let stored: Vec<Value> = game["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| json!([m["x"], m["y"]]))
+            .collect();
+        let told = seen.get(id).cloned().unwrap_or_default();
+        assert!(
+            stored.len() >= told.len() && stored[..told.len()] == told[..],
+            "room {id}: told {told:?}, stored {stored:?}"
+        );
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn migrations_run_from_an_empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("new.db");
+    std::fs::write(&db, b"").unwrap();
+    drop(SqliteStore::open(&db).unwrap());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let v: u32 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, sqlite::schema_version());
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn migration_from_schema_v1_keeps_the_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v1.db");
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(sqlite::MIGRATIONS[0]).unwrap();
+        conn.execute_batch(
+            "PRAGMA user_version = 1;
+             INSERT INTO games (id, game, width, height, rule, created_at, finished_at, result,
+                                reason)
+                 VALUES ('old1', 'tictactoe', 3, 3, NULL, 1000, 2000, 'draw', 'board_full');
+             INSERT INTO seats VALUES ('old1', 'x', 'human', 'pa', 'ann', NULL);
+             INSERT INTO seats VALUES ('old1', 'o', 'bot', NULL, NULL, 'quick');
+             INSERT INTO moves VALUES ('old1', 1, 'x', 1, 1, 1500);",
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&db).unwrap();
+    let g = store.game("old1").unwrap().unwrap();
+    assert_eq!(
+        serde_json::to_value(&g).unwrap(),
+        json!({"id": "old1", "game": "tictactoe", "width": 3, "height": 3, "rule": null,
+            "players": {"x": {"kind": "human", "player_id": "pa", "name": "ann"},
+                        "o": {"kind": "bot", "level": "quick"}},
+            "result": "draw", "reason": "board_full", "moves": [{"x": 1, "y": 1, "seq": 1,
+            "at": 1500}], "created_at": 1000, "finished_at": 2000})
+    );
+    drop(store);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let v: u32 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 2);
+    let n: u32 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'sessions'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn a_corrupt_or_unwritable_database_fails_at_start_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.db");
+    std::fs::write(&junk, vec![0x55u8; 8192]).unwrap();
+    let e = SqliteStore::open(&junk).err().unwrap().to_string();
+    assert!(e.contains("not a database"), "{e}");
+
+    // A directory where a file is: the parent cannot be created.
+    let file = dir.path().join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    let e = SqliteStore::open(&file.join("games.db"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("plain"), "{e}");
+
+    // The binary says so and exits 1 instead of running without persistence.
+    let cfg = dir.path().join("bad.toml");
+    std::fs::write(
+        &cfg,
+        format!("[store]\npath = {:?}\n", junk.display().to_string()),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_caro-arena"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["--bind", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("caro-arena: cannot open the game database") && err.contains("not a database"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_restored_bot_plays_its_turn_and_absent_players_lose_as_abandoned() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("games.db");
+    // A slow bot, so the server stops while it is thinking.
+    let slow = config_with("", "", "", "min_move_ms = 5000");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    let server = start_with_store(slow, store.clone()).await;
+    let mut ann = connect(server.addr).await;
+    ann.send(json!({"type": "hello", "name": "ann"})).await;
+    let token = ann.recv().await["token"].as_str().unwrap().to_string();
+    let (_, room) = create(
+        &mut ann,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "quick"}}),
+    )
+    .await;
+    ann.send(json!({"type": "move", "id": 1, "room_id": room, "x": 7, "y": 7}))
+        .await;
+    assert_eq!(ann.event().await["re"], 1);
+    server.stop().await;
+    drop((store, ann));
+
+    // The bot had the turn: after the restart it plays with nobody connected.
+    let quick = config_with("", "", "grace_ms = 30000", "");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    let server = start_with_store(quick, store.clone()).await;
+    let (mut ann, joined) = resume(server.addr, &token).await;
+    assert_eq!(joined["room"]["room_id"], room);
+    if joined["room"]["moves"].as_array().unwrap().len() == 1 {
+        let mv = ann.event().await;
+        assert_eq!(mv["type"], "move", "{mv}");
+        assert_eq!(mv["seat"], "o");
+        assert_eq!(mv["seq"], 2);
+    } else {
+        assert_eq!(joined["room"]["seq"], 2);
+        assert_eq!(joined["room"]["turn"], "x");
+    }
+    server.stop().await;
+    drop((store, ann));
+
+    // Nobody comes back: X, to move and away, loses by abandonment once the grace runs out.
+    let short = config_with("", "", "grace_ms = 200", "");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    let server = start_with_store(short, store.clone()).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let (_, body) = http_get(server.addr, &format!("/api/games/{room}")).await;
+        let g: Value = serde_json::from_str(&body).unwrap();
+        if !g["result"].is_null() {
+            assert_eq!(g["result"], "o");
+            assert_eq!(g["reason"], "abandoned");
+            assert_eq!(g["moves"].as_array().unwrap().len(), 2);
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "not abandoned: {g}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    server.stop().await;
+}
+
+/// Creates games and sessions, but every move's commit fails (a full disk).
+struct FailingMoves;
+
+impl Store for FailingMoves {
+    fn record(&self, event: caro_arena::store::StoreEvent) -> caro_arena::store::Commit {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let r = match event {
+            caro_arena::store::StoreEvent::Move { .. } => Err("disk full".to_string()),
+            _ => Ok(()),
+        };
+        let _ = tx.send(r);
+        caro_arena::store::Commit::pending(rx)
+    }
+}
+
+#[tokio::test]
+async fn a_move_that_cannot_be_recorded_is_never_announced() {
+    let server = start_with_store(config(), Arc::new(FailingMoves)).await;
+    let (mut alice, mut bob, room, _, _) = seated(server.addr).await;
+    alice
+        .send(json!({"type": "move", "id": 1, "room_id": room, "x": 7, "y": 7}))
+        .await;
+    // No move, no acknowledgement: the room closes instead.
+    assert_eq!(
+        alice.recv().await,
+        json!({"type": "room_closed", "room_id": room})
+    );
+    assert_eq!(
+        bob.recv().await,
+        json!({"type": "room_closed", "room_id": room})
+    );
+    server.stop().await;
+}
