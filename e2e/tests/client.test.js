@@ -1,9 +1,9 @@
 // End-to-end tests of the browser client: real headless Chromium, real server binary, real
-// WebSocket. Each test starts its own server on a free port.
+// WebSocket. The file starts one server on a free port and one browser for all its tests.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launchBrowser, screenshot } from "./harness.js";
+import { startServer, launchBrowser, screenshot, newPlayer as harnessPlayer } from "./harness.js";
 import { testConfig } from "./config.js";
 
 let server;
@@ -19,18 +19,7 @@ after(async () => {
   await server?.stop();
 });
 
-async function newPlayer(name) {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 860 } });
-  const page = await context.newPage();
-  page.on("pageerror", (e) => console.error(`[${name}] page error:`, e));
-  await page.goto(server.base + "/");
-  await page.waitForSelector('#conn[data-state="online"]');
-  // A new name is sent with a fresh hello on a new connection.
-  await page.fill("#name-input", name);
-  await page.dispatchEvent("#name-input", "change");
-  await page.waitForFunction((n) => window.caroArena.conn.welcome?.name === n, name);
-  return { context, page };
-}
+const newPlayer = (name) => harnessPlayer(browser, server.base, name);
 
 const cell = (x, y) => `#board button.cell[data-x="${x}"][data-y="${y}"]`;
 

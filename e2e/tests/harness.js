@@ -86,3 +86,17 @@ export async function screenshot(page, name) {
   mkdirSync(screenshots, { recursive: true });
   await page.screenshot({ path: join(screenshots, `${name}.png`) });
 }
+
+// A person in their own browser context: opens the page, waits to be online, and takes `name`
+// (a changed name is sent with a fresh hello on a new connection).
+export async function newPlayer(browser, base, name) {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 860 } });
+  const page = await context.newPage();
+  page.on("pageerror", (e) => console.error(`[${name}] page error:`, e));
+  await page.goto(base + "/");
+  await page.waitForSelector('#conn[data-state="online"]');
+  await page.fill("#name-input", name);
+  await page.dispatchEvent("#name-input", "change");
+  await page.waitForFunction((n) => window.caroArena.conn.welcome?.name === n, name);
+  return { context, page };
+}
