@@ -19,6 +19,7 @@ const state = {
   room: null, // the room snapshot, kept current by events
   you: null, // { role, seat }
   analysis: null, // the latest bot_thinking
+  sending: null, // [x, y] of our move sent and not yet answered: the board stays locked
   rooms: [],
   lobbyTimer: null,
 };
@@ -277,9 +278,17 @@ function renderGame() {
     last: r.moves[r.moves.length - 1],
     line: r.line || [],
     pv: state.analysis && r.status === "playing" ? state.analysis.pv : [],
-    clickable: myTurn(),
+    clickable: myTurn() && !state.sending,
     onMove: (x, y) => {
-      conn.fire("move", { room_id: r.room_id, x, y }).catch(showError);
+      // One move at a time: the board is locked until the server announces it (or refuses it),
+      // so a double click or a tap during a slow answer never sends a second move.
+      state.sending = [x, y];
+      renderGame();
+      conn.fire("move", { room_id: r.room_id, x, y }).catch((err) => {
+        state.sending = null;
+        renderGame();
+        showError(err);
+      });
     },
   });
 
@@ -299,6 +308,8 @@ function renderGame() {
     if (state.you?.role === "player" && r.result === state.you.seat) text += ": well played!";
   } else if (r.status === "waiting") {
     text = "Waiting for a player to join";
+  } else if (myTurn() && state.sending) {
+    text = "Sending your move…";
   } else if (myTurn()) {
     text = "Your move";
   } else {
@@ -386,6 +397,7 @@ function applyEvent(msg) {
   r.seq = msg.seq;
   if (msg.type === "move") {
     r.moves.push([msg.x, msg.y]);
+    state.sending = null;
     r.turn = msg.turn;
     r.status = "playing";
     state.analysis = null;
@@ -396,6 +408,7 @@ function applyEvent(msg) {
     r.reason = msg.reason;
     r.line = msg.line || [];
     state.analysis = null;
+    state.sending = null;
   }
   renderGame();
 }
@@ -417,6 +430,7 @@ conn.addEventListener("message", (ev) => {
       state.room = { ...msg.room, line: msg.room.line || [] };
       state.you = msg.you;
       state.analysis = null;
+      state.sending = null;
       renderGame();
       break;
     }

@@ -62,7 +62,11 @@ test("a game against a bot is played to its end", async () => {
     });
     const text = await page.textContent("#turn");
     if (/ wins|Draw/.test(text)) break;
+    const before = await page.$$eval("#move-list li", (lis) => lis.length);
     await page.click("#board button.cell:not([disabled])");
+    // Our move is announced before the next turn is considered: a stale "Your move" must not
+    // send a second click into a board the bot may already have won.
+    await page.waitForFunction((n) => document.querySelectorAll("#move-list li").length > n, before);
   }
   const text = await page.textContent("#turn");
   assert.match(text, /^(X|O) wins by five in a row|^Draw/);
