@@ -258,13 +258,13 @@ async fn games_api(server: &Arc<Server>, rest: &str, query: &str) -> Reply {
                     Ok(n) if (1..=100).contains(&n) => q.limit = n,
                     _ => return api_error(400, "bad_query", "limit must be 1..=100"),
                 },
-                "before" => match v.parse::<i64>() {
-                    Ok(t) => q.before = Some(t),
+                "before" => match v.parse() {
+                    Ok(c) => q.before = Some(c),
                     _ => {
                         return api_error(
                             400,
                             "bad_query",
-                            "before must be a time in unix milliseconds",
+                            "before must be a time in unix milliseconds or a page's `next`",
                         )
                     }
                 },
@@ -272,8 +272,17 @@ async fn games_api(server: &Arc<Server>, rest: &str, query: &str) -> Reply {
             }
         }
         let store = server.store.clone();
+        let limit = q.limit as usize;
         return match tokio::task::spawn_blocking(move || store.list_games(&q)).await {
-            Ok(Ok(games)) => json_reply(200, &serde_json::json!({ "games": games })),
+            Ok(Ok(games)) => {
+                // A full page may have a successor: its cursor continues exactly after the last
+                // game. A short page is the last one.
+                let next = (games.len() == limit)
+                    .then(|| games.last().and_then(crate::store::Cursor::after))
+                    .flatten()
+                    .map(|c| c.to_string());
+                json_reply(200, &serde_json::json!({ "games": games, "next": next }))
+            }
             _ => api_error(500, "store", "the game database could not be read"),
         };
     }

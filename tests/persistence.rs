@@ -145,20 +145,30 @@ async fn moves_survive_an_in_process_restart_and_the_replay_api_answers_exactly(
                           "name": "bob"}},
         "result": "x", "reason": "line", "moves": 9,
         "created_at": created, "finished_at": finished});
-    assert_eq!(list, json!({"games": [summary.clone()]}));
+    assert_eq!(list, json!({"games": [summary.clone()], "next": null}));
     let player = g["players"]["o"]["player_id"].as_str().unwrap();
     let (_, body) = http_get(server.addr, &format!("/api/games?player={player}")).await;
     assert_eq!(
         serde_json::from_str::<Value>(&body).unwrap(),
-        json!({"games": [summary.clone()]})
+        json!({"games": [summary.clone()], "next": null})
     );
     let (_, body) = http_get(server.addr, "/api/games?player=nobody").await;
-    assert_eq!(body, r#"{"games":[]}"#);
+    assert_eq!(body, r#"{"games":[],"next":null}"#);
     let before = finished.as_i64().unwrap();
     let (_, body) = http_get(server.addr, &format!("/api/games?before={before}")).await;
-    assert_eq!(body, r#"{"games":[]}"#);
-    let (head, _) = http_get(server.addr, "/api/games?limit=0").await;
-    assert!(head.starts_with("HTTP/1.1 400"), "{head}");
+    assert_eq!(body, r#"{"games":[],"next":null}"#);
+    // A full page names the cursor of its last game; the page after it is empty here.
+    let (_, body) = http_get(server.addr, "/api/games?limit=1").await;
+    let page: Value = serde_json::from_str(&body).unwrap();
+    let next = format!("{before}:{room}");
+    assert_eq!(page, json!({"games": [summary.clone()], "next": next}));
+    let (_, body) = http_get(server.addr, &format!("/api/games?before={next}")).await;
+    assert_eq!(body, r#"{"games":[],"next":null}"#);
+    for bad in ["limit=0", "limit=101", "before=soon", "before=12:"] {
+        let (head, body) = http_get(server.addr, &format!("/api/games?{bad}")).await;
+        assert!(head.starts_with("HTTP/1.1 400"), "{bad}: {head}");
+        assert!(body.contains(r#""code":"bad_query""#), "{bad}: {body}");
+    }
 
     let (_, body) = http_get(server.addr, &format!("/api/games/{room}")).await;
     // Regression: a flattened summary once wrote "moves" twice (the count, then the list).

@@ -235,9 +235,61 @@ pub struct GameQuery {
     pub player: Option<String>,
     /// At most this many (1..=100).
     pub limit: u32,
-    /// Only games finished strictly before this unix millisecond time (the `finished_at` of the
-    /// last game of the previous page).
-    pub before: Option<i64>,
+    /// Only games after this point of the newest-first order.
+    pub before: Option<Cursor>,
+}
+
+/// A position in the newest-first order of finished games. Written `"<finished_at>"` (every game
+/// finished strictly before that unix millisecond time) or `"<finished_at>:<id>"` (every game
+/// after that one: the `next` cursor of a page, exact even when games finish in the same
+/// millisecond).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cursor {
+    /// Unix milliseconds.
+    pub finished_at: i64,
+    /// The last game of the previous page; `None`: all games of `finished_at` are excluded.
+    pub id: Option<String>,
+}
+
+impl Cursor {
+    /// The cursor that continues after `game`, if it is finished.
+    pub fn after(game: &GameSummary) -> Option<Cursor> {
+        Some(Cursor {
+            finished_at: game.finished_at?,
+            id: Some(game.id.clone()),
+        })
+    }
+
+    /// Whether a game finished at `finished_at` with `id` comes after the cursor.
+    pub fn admits(&self, finished_at: i64, id: &str) -> bool {
+        finished_at < self.finished_at
+            || (finished_at == self.finished_at && self.id.as_deref().is_some_and(|c| id < c))
+    }
+}
+
+impl std::str::FromStr for Cursor {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Cursor, ()> {
+        let (time, id) = match s.split_once(':') {
+            Some((t, id)) if !id.is_empty() => (t, Some(id.to_string())),
+            Some(_) => return Err(()),
+            None => (s, None),
+        };
+        Ok(Cursor {
+            finished_at: time.parse().map_err(|_| ())?,
+            id,
+        })
+    }
+}
+
+impl std::fmt::Display for Cursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.id {
+            Some(id) => write!(f, "{}:{id}", self.finished_at),
+            None => write!(f, "{}", self.finished_at),
+        }
+    }
 }
 
 /// A session to restore.
@@ -460,7 +512,7 @@ impl Store for MemoryStore {
             .map(|g| g.summary)
             .filter(|s| {
                 s.finished_at
-                    .is_some_and(|f| q.before.map_or(true, |b| f < b))
+                    .is_some_and(|f| q.before.as_ref().map_or(true, |c| c.admits(f, &s.id)))
             })
             .filter(|s| {
                 q.player.as_deref().map_or(true, |p| {
@@ -470,7 +522,7 @@ impl Store for MemoryStore {
                 })
             })
             .collect();
-        v.sort_by_key(|s| std::cmp::Reverse(s.finished_at));
+        v.sort_by(|a, b| (b.finished_at, &b.id).cmp(&(a.finished_at, &a.id)));
         v.truncate(q.limit as usize);
         Ok(v)
     }
@@ -484,7 +536,7 @@ impl Store for MemoryStore {
 mod tests {
     use super::*;
 
-    fn game(store: &MemoryStore, id: &str, player: &str, finish: bool) {
+    fn game(store: &dyn Store, id: &str, player: &str, finish: bool) {
         let _ = store.record(StoreEvent::Created(GameCreated {
             room_id: id.into(),
             game: "tictactoe",
@@ -515,26 +567,105 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_memory_store_lists_finished_games_newest_first() {
-        let store = MemoryStore::default();
-        game(&store, "a", "p1", true);
-        game(&store, "b", "p2", true);
-        game(&store, "c", "p1", false);
-        let q = |player: Option<&str>, before| GameQuery {
+    fn ids(v: Vec<GameSummary>) -> Vec<String> {
+        v.into_iter().map(|g| g.id).collect()
+    }
+
+    fn query(player: Option<&str>, limit: u32, before: Option<Cursor>) -> GameQuery {
+        GameQuery {
             player: player.map(str::to_string),
-            limit: 10,
+            limit,
             before,
-        };
-        let ids = |v: Vec<GameSummary>| v.into_iter().map(|g| g.id).collect::<Vec<_>>();
-        assert_eq!(ids(store.list_games(&q(None, None)).unwrap()), ["b", "a"]);
-        assert_eq!(ids(store.list_games(&q(Some("p1"), None)).unwrap()), ["a"]);
+        }
+    }
+
+    /// The listing contract every store keeps: finished games only, newest first, by player, and
+    /// pages that follow `Cursor::after` cover every game exactly once, even when several finish
+    /// in the same millisecond (which the fast writes here make likely).
+    fn lists_finished_games_newest_first(store: &dyn Store) {
+        game(store, "a", "p1", true);
+        game(store, "b", "p2", true);
+        game(store, "c", "p1", false);
+        for id in ["d", "e", "f", "g"] {
+            game(store, id, "p3", true);
+        }
+        store.flush();
+        let all = ids(store.list_games(&query(None, 100, None)).unwrap());
+        assert_eq!(all.len(), 6, "{all:?}");
+        let mut sorted = all.clone();
+        sorted.sort();
+        assert_eq!(sorted, ["a", "b", "d", "e", "f", "g"]);
+        let times: Vec<i64> = store
+            .list_games(&query(None, 100, None))
+            .unwrap()
+            .iter()
+            .map(|g| g.finished_at.unwrap())
+            .collect();
+        assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
+        assert_eq!(
+            ids(store.list_games(&query(Some("p1"), 10, None)).unwrap()),
+            ["a"]
+        );
+
+        let mut paged = Vec::new();
+        let mut before = None;
+        loop {
+            let page = store.list_games(&query(None, 4, before.clone())).unwrap();
+            before = page.last().and_then(Cursor::after);
+            let n = page.len();
+            paged.extend(ids(page));
+            if n < 4 {
+                break;
+            }
+        }
+        assert_eq!(paged, all);
+
         let b = store.game("b").unwrap().unwrap();
         assert_eq!(b.moves.len(), 1);
         assert_eq!(b.summary.reason.as_deref(), Some("resign"));
-        let before = b.summary.finished_at;
-        assert_eq!(ids(store.list_games(&q(None, before)).unwrap()), ["a"]);
+        // A bare time excludes every game of that millisecond.
+        let t = b.summary.finished_at.unwrap();
+        let older = ids(store
+            .list_games(&query(
+                None,
+                100,
+                Some(Cursor {
+                    finished_at: t,
+                    id: None,
+                }),
+            ))
+            .unwrap());
+        let expected: Vec<String> = store
+            .list_games(&query(None, 100, None))
+            .unwrap()
+            .into_iter()
+            .filter(|g| g.finished_at.unwrap() < t)
+            .map(|g| g.id)
+            .collect();
+        assert_eq!(older, expected);
         assert!(store.game("c").unwrap().unwrap().summary.result.is_none());
+    }
+
+    #[test]
+    fn the_memory_store_lists_finished_games_newest_first() {
+        lists_finished_games_newest_first(&MemoryStore::default());
+    }
+
+    #[test]
+    fn the_sqlite_store_lists_finished_games_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = sqlite::SqliteStore::open(&dir.path().join("games.db")).unwrap();
+        lists_finished_games_newest_first(&store);
+    }
+
+    #[test]
+    fn cursors_read_back_what_they_write() {
+        for text in ["1700000000000", "1700000000000:abc"] {
+            assert_eq!(text.parse::<Cursor>().unwrap().to_string(), text);
+        }
+        for bad in ["", "x", "17:", "x:abc"] {
+            assert!(bad.parse::<Cursor>().is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -453,15 +453,20 @@ impl Store for SqliteStore {
         let sql = format!(
             "SELECT {SUMMARY_COLUMNS} FROM games g
              WHERE g.finished_at IS NOT NULL
-               AND (?1 IS NULL OR g.finished_at < ?1)
+               AND (?1 IS NULL OR g.finished_at < ?1
+                    OR (g.finished_at = ?1 AND ?4 IS NOT NULL AND g.id < ?4))
                AND (?2 IS NULL OR EXISTS (
                    SELECT 1 FROM seats s WHERE s.game_id = g.id AND s.player_id = ?2))
              ORDER BY g.finished_at DESC, g.id DESC
              LIMIT ?3"
         );
+        let (before, before_id) = match &q.before {
+            Some(c) => (Some(c.finished_at), c.id.as_deref()),
+            None => (None, None),
+        };
         let mut games: Vec<GameSummary> = conn
             .prepare_cached(&sql)?
-            .query_map(params![q.before, q.player, q.limit], summary_row)?
+            .query_map(params![before, q.player, q.limit, before_id], summary_row)?
             .collect::<Result<_, _>>()?;
         for g in &mut games {
             fill_seats(&conn, g)?;
