@@ -525,3 +525,69 @@ async fn a_move_that_cannot_be_recorded_is_never_announced() {
     );
     server.stop().await;
 }
+
+/// Commits everything at once except a game's result, which waits until the test releases it.
+#[derive(Default)]
+struct HeldResults {
+    held: std::sync::Mutex<Vec<tokio::sync::oneshot::Sender<Result<(), String>>>>,
+}
+
+impl HeldResults {
+    /// Commits the held results; returns how many there were.
+    fn release(&self) -> usize {
+        let held = std::mem::take(&mut *self.held.lock().unwrap());
+        let n = held.len();
+        for tx in held {
+            let _ = tx.send(Ok(()));
+        }
+        n
+    }
+}
+
+impl Store for HeldResults {
+    fn record(&self, event: caro_arena::store::StoreEvent) -> caro_arena::store::Commit {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        match event {
+            caro_arena::store::StoreEvent::Result { .. } => self.held.lock().unwrap().push(tx),
+            _ => {
+                let _ = tx.send(Ok(()));
+            }
+        }
+        caro_arena::store::Commit::pending(rx)
+    }
+}
+
+/// Regression: leaving a game in progress resigns it, and `left` once went out as soon as the
+/// room had handled the leave, before the resignation was on disk: a crash then brought the game
+/// back unfinished although the leaver had been told it was over.
+#[tokio::test]
+async fn left_is_sent_only_once_the_resignation_is_recorded() {
+    let store = Arc::new(HeldResults::default());
+    let server = start_with_store(config(), store.clone()).await;
+    let (mut alice, mut bob, room, _, _) = seated(server.addr).await;
+    play(&mut alice, &mut bob, &room, 0).await;
+    alice
+        .send(json!({"type": "leave_room", "id": 9, "room_id": room}))
+        .await;
+    // Nothing reaches alice or bob while the result is not durable.
+    let quiet = tokio::time::timeout(std::time::Duration::from_millis(300), alice.recv()).await;
+    assert!(
+        quiet.is_err(),
+        "answered before the result was recorded: {quiet:?}"
+    );
+    let quiet = tokio::time::timeout(std::time::Duration::from_millis(50), bob.recv()).await;
+    assert!(
+        quiet.is_err(),
+        "announced before the result was recorded: {quiet:?}"
+    );
+    assert_eq!(store.release(), 1);
+    assert_eq!(
+        alice.recv().await,
+        json!({"type": "left", "re": 9, "room_id": room})
+    );
+    let over = bob.recv().await;
+    assert_eq!(over["type"], "game_over", "{over}");
+    assert_eq!(over["result"], "o");
+    assert_eq!(over["reason"], "resign");
+    server.stop().await;
+}

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use caro_engine::{Board, MoveError, Status};
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
@@ -81,7 +81,12 @@ pub(super) struct Room {
     /// Broadcasts waiting for `pending` (durable before acknowledged): the shared bytes, and
     /// the acknowledged member with its copy carrying `re`.
     held: Vec<(Utf8Bytes, Ack)>,
+    /// Answers to `leave` waiting for `pending`: leaving a game in progress resigns it, and
+    /// `left` must not go out before the result is on disk.
+    held_leaves: Vec<(LeaveReply, Result<(), ProtoError>)>,
 }
+
+type LeaveReply = oneshot::Sender<Result<(), ProtoError>>;
 
 fn err(code: ErrorCode, message: impl Into<String>) -> ProtoError {
     ProtoError::new(code, message)
@@ -130,6 +135,7 @@ impl Room {
             summary,
             closed: false,
             pending: Vec::new(),
+            held_leaves: Vec::new(),
             held: Vec::new(),
         };
         room.server.metrics.rooms.fetch_add(1, Relaxed);
@@ -479,11 +485,16 @@ impl Room {
         if let Some(e) = failed {
             tracing::error!(room = %self.id, "store write failed, closing the room: {e}");
             self.held.clear();
+            // Dropped: the leaver is told the room is gone, not that it resigned durably.
+            self.held_leaves.clear();
             self.closed = true;
             return;
         }
         for (bytes, ack) in std::mem::take(&mut self.held) {
             self.send_acked(bytes, ack);
+        }
+        for (reply, result) in std::mem::take(&mut self.held_leaves) {
+            let _ = reply.send(result);
         }
     }
 
@@ -521,7 +532,12 @@ impl Room {
                 let _ = reply.send(self.join(&who, as_, re.as_ref()));
             }
             RoomCmd::Leave { who, reply } => {
-                let _ = reply.send(self.leave(&who));
+                let result = self.leave(&who);
+                if self.pending.is_empty() {
+                    let _ = reply.send(result);
+                } else {
+                    self.held_leaves.push((reply, result));
+                }
             }
             RoomCmd::Move { who, x, y, re } => {
                 if let Err(e) = self.human_move(&who, x, y, re.as_ref()) {
