@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 
 use caro_arena::store::sqlite::{self, SqliteStore};
-use caro_arena::store::Store;
+use caro_arena::store::{hash_token, Store};
 use common::*;
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -113,6 +113,27 @@ async fn moves_survive_an_in_process_restart_and_the_replay_api_answers_exactly(
     server.stop().await;
     drop(store); // joins the writer: the file is closed
     drop((alice, bob));
+
+    // The file holds the tokens' SHA-256 only: a copied database hands out no identities.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let hashes: Vec<String> = conn
+        .prepare("SELECT token_hash FROM sessions ORDER BY token_hash")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let mut expected = vec![hash_token(&ta), hash_token(&tb)];
+    expected.sort();
+    assert_eq!(hashes, expected);
+    let raw = std::fs::read(&db).unwrap();
+    let wal = std::fs::read(db.with_extension("db-wal")).unwrap_or_default();
+    for token in [&ta, &tb] {
+        for bytes in [&raw, &wal] {
+            assert!(!bytes.windows(token.len()).any(|w| w == token.as_bytes()));
+        }
+    }
+    drop(conn);
 
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
     let server = start_with_store(config(), store.clone()).await;
