@@ -209,3 +209,49 @@ async fn finished_and_empty_rooms_are_cleaned_up() {
     .await;
     server.stop().await;
 }
+
+/// Regression: a bot-against-bot game nobody watched closed after `empty_ttl` without a result,
+/// stayed unfinished in the database, and came back at every restart.
+#[tokio::test]
+async fn an_unwatched_bot_game_is_played_to_its_end() {
+    let server = start(config_with(
+        "",
+        "",
+        "finished_ttl_ms = 60000\nempty_ttl_ms = 1",
+        "",
+    ))
+    .await;
+    let (mut a, _) = server.hello("a").await;
+    let (_, room) = create(
+        &mut a,
+        json!({"type": "create_room", "game": "tictactoe", "x": {"bot": "quick"}, "o": {"bot": "quick"}}),
+    )
+    .await;
+    a.send(json!({"type": "leave_room", "room_id": room})).await;
+    let left = a
+        .recv_skip(&["move", "room_update", "bot_thinking", "game_over"])
+        .await;
+    assert_eq!(left["type"], "left", "{left}");
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let over = server.store.events().into_iter().find_map(|e| match e {
+            caro_arena::store::StoreEvent::Result {
+                room_id, reason, ..
+            } if room_id == room => Some(reason),
+            _ => None,
+        });
+        if let Some(reason) = over {
+            assert!(matches!(
+                reason,
+                caro_arena::protocol::Reason::Line | caro_arena::protocol::Reason::BoardFull
+            ));
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the bots stopped playing"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.stop().await;
+}

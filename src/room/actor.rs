@@ -1006,16 +1006,11 @@ impl Room {
             d.push(t + cfg.finished_ttl);
         }
         if let Some(t) = self.empty_since {
-            if !self.human_game_on() {
+            if !self.playing() {
                 d.push(t + cfg.empty_ttl);
             }
         }
         d.into_iter().min()
-    }
-
-    /// A game with a human seat in progress: abandonment, not emptiness, ends it.
-    fn human_game_on(&self) -> bool {
-        self.playing() && self.seats.iter().any(|s| matches!(s, Occupant::Human(_)))
     }
 
     fn on_timer(&mut self) {
@@ -1053,7 +1048,10 @@ impl Room {
         if let Some(t) = self.empty_since {
             if !self.members.is_empty() {
                 self.empty_since = None;
-            } else if !self.human_game_on() && now >= t + cfg.empty_ttl {
+            } else if !self.playing() && now >= t + cfg.empty_ttl {
+                // A game in progress never closes for emptiness: abandonment ends a game with
+                // a human seat, and bots play theirs to the end (a bounded number of moves), so
+                // every game that started is finished and replayable.
                 self.closed = true;
             }
         }
