@@ -6,9 +6,10 @@
 //! client whose queue is full has fallen too far behind and is closed, so it can never stall a
 //! room or other clients.
 //!
-//! Close codes: 1000 normal, 1001 server shutting down / heartbeat lost, 1008 flooding or no
-//! `hello` in time, 1009 frame too large, 1013 too slow (queue overflow), 4000 session taken
-//! over by a newer connection with the same token.
+//! Close codes: 1000 normal, 1001 server shutting down / heartbeat lost, 1002 WebSocket protocol
+//! violation, 1007 invalid UTF-8, 1008 flooding or no `hello` in time, 1009 frame too large,
+//! 1013 too slow (queue overflow), 4000 session taken over by a newer connection with the same
+//! token.
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering::Relaxed;

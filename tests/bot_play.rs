@@ -1,9 +1,5 @@
 //! Playing strength through the server: a strong bot takes an immediate win, blocks a four, and
 //! never loses to a straight line or at tic-tac-toe.
-//!
-//! EXPECTED TO FAIL until the real engine lands: the engine's search on this branch is a
-//! placeholder that plays the first empty cell. The assertions describe what any strong engine
-//! does, so they pass unchanged once the search is real.
 
 mod common;
 

@@ -74,10 +74,18 @@ async fn human_vs_bot_caro_bot_answers_legally() {
     let (over, thinking) = play_out(&mut a, &room, 0, HashSet::new(), (9, 9), Some("x")).await;
     assert!(thinking > 0, "bot_thinking was sent");
     assert!(["line", "board_full"].contains(&over["reason"].as_str().unwrap()));
+    // Every bot move was a search, and each was timed.
     let (_, metrics) = server.get("/metrics").await;
+    let searches: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("caro_bot_search_seconds_count "))
+        .expect("caro_bot_search_seconds_count")
+        .parse()
+        .unwrap();
+    let bot_moves = over["seq"].as_u64().unwrap() / 2;
     assert!(
-        !metrics.contains("caro_bot_searches_total 0\n"),
-        "{metrics}"
+        searches >= bot_moves.max(1),
+        "{searches} searches, {metrics}"
     );
     server.stop().await;
 }

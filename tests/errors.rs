@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use serde_json::{json, Value};
+use tokio_tungstenite::MaybeTlsStream;
 
 fn error(code: &str, message: &str, re: Value) -> Value {
     let mut v = json!({"type": "error", "code": code, "message": message});
@@ -282,6 +283,35 @@ async fn oversized_frame_closes_with_1009() {
     assert_eq!(u16::from(frame.code), 1009);
     // The server is fine.
     let (mut d, _) = server.hello("small").await;
+    d.ask(json!({"type": "ping"}), json!({"type": "pong"}))
+        .await;
+    server.stop().await;
+}
+
+/// Writes `frame` (already encoded) straight to the socket under the WebSocket, to send what a
+/// well-behaved client library refuses to.
+async fn write_raw(c: &mut Client, frame: &[u8]) {
+    use tokio::io::AsyncWriteExt;
+    let MaybeTlsStream::Plain(tcp) = c.ws.get_mut() else {
+        unreachable!("tests use plain TCP")
+    };
+    tcp.write_all(frame).await.unwrap();
+}
+
+#[tokio::test]
+async fn invalid_utf8_closes_with_1007_and_unmasked_frames_with_1002() {
+    let server = start(config()).await;
+    // A masked text frame (mask key 0) whose payload is not UTF-8.
+    let (mut c, _) = server.hello("bytes").await;
+    write_raw(&mut c, &[0x81, 0x82, 0, 0, 0, 0, 0xff, 0xfe]).await;
+    let frame = c.closed().await.expect("a close frame");
+    assert_eq!(u16::from(frame.code), 1007);
+    // Clients must mask their frames (RFC 6455 5.1).
+    let (mut c, _) = server.hello("unmasked").await;
+    write_raw(&mut c, &[0x81, 0x02, b'h', b'i']).await;
+    let frame = c.closed().await.expect("a close frame");
+    assert_eq!(u16::from(frame.code), 1002);
+    let (mut d, _) = server.hello("fine").await;
     d.ask(json!({"type": "ping"}), json!({"type": "pong"}))
         .await;
     server.stop().await;

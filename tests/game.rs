@@ -253,8 +253,12 @@ async fn http_endpoints() {
         ]})
     );
     let (c, _) = server.hello("x").await;
-    let (status, body) = server.get("/metrics").await;
-    assert_eq!(status, "HTTP/1.1 200 OK");
+    let (head, body) = server.get_raw("/metrics").await;
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert!(
+        head.contains("\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8"),
+        "{head}"
+    );
     assert!(body.contains("caro_connections 1\n"), "{body}");
     assert!(body.contains("caro_bot_search_seconds_count 0\n"), "{body}");
     let (status, _) = server.get("/nope").await;

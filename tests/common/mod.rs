@@ -196,19 +196,7 @@ impl TestServer {
 
     /// A raw HTTP GET: (whole response head, body).
     pub async fn get_raw(&self, path: &str) -> (String, String) {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut s = TcpStream::connect(self.addr).await.unwrap();
-        s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
-            .await
-            .unwrap();
-        let mut buf = Vec::new();
-        tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
-            .await
-            .unwrap()
-            .unwrap();
-        let text = String::from_utf8(buf).unwrap();
-        let (head, body) = text.split_once("\r\n\r\n").unwrap();
-        (head.to_string(), body.to_string())
+        http_get(self.addr, path).await
     }
 }
 
