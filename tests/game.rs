@@ -268,3 +268,52 @@ async fn http_endpoints() {
     drop(c);
     server.stop().await;
 }
+
+/// `sync` from a point the room no longer keeps answers with the whole state; from a point it
+/// keeps, with the missing events and `synced`.
+#[tokio::test]
+async fn sync_beyond_the_kept_history_gets_a_snapshot() {
+    let server = start(config_with("", "", "history_events = 2", "")).await;
+    let (mut a, _) = server.hello("a").await;
+    let (mut b, _) = server.hello("b").await;
+    let (mut s, _) = server.hello("s").await;
+    let (_, room) = create(
+        &mut a,
+        json!({"type": "create_room", "game": "tictactoe", "x": "me", "o": "open"}),
+    )
+    .await;
+    b.send(json!({"type": "join_room", "room_id": room})).await;
+    assert_eq!(b.recv().await["type"], "room_joined");
+    s.send(json!({"type": "join_room", "room_id": room, "as": "spectator"}))
+        .await;
+    assert_eq!(s.recv().await["type"], "room_joined");
+    let cells = [(0, 0), (1, 1), (2, 2), (0, 2)];
+    let mut seen = Vec::new();
+    for (i, (x, y)) in cells.into_iter().enumerate() {
+        let mover = if i % 2 == 0 { &mut a } else { &mut b };
+        mover
+            .send(json!({"type": "move", "room_id": room, "x": x, "y": y}))
+            .await;
+        seen.push(s.recv_skip(&["room_update"]).await);
+    }
+    // Events 3 and 4 are kept: a sync from 2 replays them.
+    s.send(json!({"type": "sync", "id": 1, "room_id": room, "since_seq": 2}))
+        .await;
+    s.expect(seen[2].clone()).await;
+    s.expect(seen[3].clone()).await;
+    s.expect(json!({"type": "synced", "room_id": room, "seq": 4, "re": 1}))
+        .await;
+    // Event 2 is gone: a sync from 1 gets the snapshot, which holds every move.
+    s.send(json!({"type": "sync", "id": 2, "room_id": room, "since_seq": 1}))
+        .await;
+    let snap = s.recv_skip(&["room_update"]).await;
+    assert_eq!(snap["type"], "room_joined", "{snap}");
+    assert_eq!(snap["re"], 2);
+    assert_eq!(snap["you"], json!({"role": "spectator"}));
+    assert_eq!(snap["room"]["seq"], 4);
+    assert_eq!(
+        snap["room"]["moves"],
+        json!([[0, 0], [1, 1], [2, 2], [0, 2]])
+    );
+    server.stop().await;
+}

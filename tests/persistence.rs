@@ -612,3 +612,35 @@ async fn left_is_sent_only_once_the_resignation_is_recorded() {
     assert_eq!(over["reason"], "resign");
     server.stop().await;
 }
+
+/// The real binary on SIGTERM: every client gets 1001, the process exits 0, and the game it
+/// held comes back in the next process with its moves.
+#[tokio::test]
+async fn sigterm_closes_clients_with_1001_exits_0_and_keeps_the_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("games.db");
+    let (mut child, addr) = spawn_server(dir.path(), &db);
+    let (mut alice, mut bob, room, ta, _) = seated(addr).await;
+    play(&mut alice, &mut bob, &room, 0).await;
+    play(&mut bob, &mut alice, &room, 1).await;
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for c in [&mut alice, &mut bob] {
+        let f = c.closed().await.expect("a close frame");
+        assert_eq!(u16::from(f.code), 1001);
+    }
+    let exit = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(exit.code(), Some(0), "{exit:?}");
+
+    let (mut child, addr) = spawn_server(dir.path(), &db);
+    let (_alice, joined) = resume(addr, &ta).await;
+    assert_eq!(joined["room"]["room_id"], room);
+    assert_eq!(joined["room"]["moves"], moves_json(2));
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -174,6 +174,38 @@ async fn an_unknown_token_gets_a_fresh_identity() {
     server.stop().await;
 }
 
+/// A token unused for `session_ttl_ms`, with no seat in an open room, is forgotten; one that
+/// holds a seat in an open room is kept however long its owner is away.
+#[tokio::test]
+async fn an_expired_token_gets_a_fresh_identity_but_a_seat_keeps_its_token() {
+    let server = start(config_with("session_ttl_ms = 150", "", "", "")).await;
+    let (idle, w_idle) = server.hello("idle").await;
+    let (mut seated, w_seated) = server.hello("seated").await;
+    create(
+        &mut seated,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
+    )
+    .await;
+    drop((idle, seated));
+    // The janitor runs every 100 ms at the earliest: give it several rounds.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let mut c = server.connect().await;
+    c.send(json!({"type": "hello", "token": w_idle["token"]}))
+        .await;
+    let w = c.recv().await;
+    assert_eq!(w["type"], "welcome", "{w}");
+    assert_eq!(w["resumed"], false, "{w}");
+    assert_ne!(w["player_id"], w_idle["player_id"]);
+    assert_ne!(w["token"], w_idle["token"]);
+    let mut c = server.connect().await;
+    c.send(json!({"type": "hello", "token": w_seated["token"]}))
+        .await;
+    let w = c.recv().await;
+    assert_eq!(w["resumed"], true, "{w}");
+    assert_eq!(w["player_id"], w_seated["player_id"]);
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn finished_and_empty_rooms_are_cleaned_up() {
     let server = start(config_with(
