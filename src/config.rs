@@ -98,6 +98,8 @@ pub struct RawServer {
     pub handshake_timeout_ms: u64,
     /// Tokens of sessions without a connection or a seat are forgotten after this.
     pub session_ttl_ms: u64,
+    /// Serve the browser client from this directory instead of the embedded copy ("": embedded).
+    pub client_dir: String,
 }
 
 impl Default for RawServer {
@@ -110,6 +112,7 @@ impl Default for RawServer {
             idle_timeout_ms: 45_000,
             handshake_timeout_ms: 10_000,
             session_ttl_ms: 3_600_000,
+            client_dir: String::new(),
         }
     }
 }
@@ -267,6 +270,8 @@ pub struct Config {
     pub handshake_timeout: Duration,
     /// Session token lifetime without connection or seat.
     pub session_ttl: Duration,
+    /// Where the browser client is read from; `None`: the copy embedded in the binary.
+    pub client_dir: Option<std::path::PathBuf>,
     /// Largest frame / message.
     pub max_frame_bytes: usize,
     /// Simultaneous connections.
@@ -522,6 +527,16 @@ impl RawConfig {
             idle_timeout: ms("server.idle_timeout_ms", s.idle_timeout_ms, 20)?,
             handshake_timeout: ms("server.handshake_timeout_ms", s.handshake_timeout_ms, 10)?,
             session_ttl: ms("server.session_ttl_ms", s.session_ttl_ms, 0)?,
+            client_dir: match s.client_dir.as_str() {
+                "" => None,
+                dir if std::path::Path::new(dir).join("index.html").is_file() => Some(dir.into()),
+                _ => {
+                    return Err(invalid(
+                        "server.client_dir",
+                        "must be a directory holding index.html (or \"\" for the embedded client)",
+                    ))
+                }
+            },
             max_frame_bytes: l.max_frame_bytes,
             max_connections: l.max_connections,
             max_rooms: l.max_rooms,

@@ -6,6 +6,7 @@
 //! ([`static_file`]).
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::pin::Pin;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -119,7 +120,7 @@ pub async fn handle(server: Arc<Server>, mut stream: TcpStream, peer: SocketAddr
             "text/plain; version=0.0.4; charset=utf-8",
             server.metrics.render().into_bytes(),
         ),
-        other => match static_file(other) {
+        other => match static_file(other, server.config.client_dir.as_deref()).await {
             Some((ctype, body)) => (200, ctype, body),
             None => (404, "text/plain", b"not found\n".to_vec()),
         },
@@ -137,25 +138,30 @@ fn accept_any(
     Ok(resp)
 }
 
-/// The browser client (`client/`), embedded in release builds so a copied binary serves it;
-/// debug builds read the files from disk at each request, so editing the client needs no rebuild.
+/// The browser client (`client/`), embedded in every build (rust-embed's `debug-embed`), so a
+/// copied binary serves it and the tests exercise the very bytes a release serves.
+/// `server.client_dir` serves a directory from disk instead, for editing the client.
 #[derive(rust_embed::Embed)]
 #[folder = "client/"]
 struct Client;
 
-/// A file of the browser client: `/` is `index.html`. `None` for anything else.
-pub fn static_file(path: &str) -> Option<(&'static str, Vec<u8>)> {
+/// A file of the browser client: `/` is `index.html`; read from `dir` when one is configured,
+/// else from the embedded copy. `None` for anything else.
+pub async fn static_file(path: &str, dir: Option<&Path>) -> Option<(&'static str, Vec<u8>)> {
     let name = match path.trim_start_matches('/') {
         "" => "index.html",
         other => other,
     };
     if name
         .split('/')
-        .any(|segment| segment == ".." || segment.is_empty())
+        .any(|segment| segment == ".." || segment.is_empty() || segment.contains('\\'))
     {
         return None;
     }
-    let file = Client::get(name)?;
+    let data = match dir {
+        Some(dir) => tokio::fs::read(dir.join(name)).await.ok()?,
+        None => Client::get(name)?.data.into_owned(),
+    };
     let ctype = match name.rsplit('.').next() {
         Some("html") => "text/html; charset=utf-8",
         Some("js") => "text/javascript; charset=utf-8",
@@ -165,7 +171,7 @@ pub fn static_file(path: &str) -> Option<(&'static str, Vec<u8>)> {
         Some("ico") => "image/x-icon",
         _ => "application/octet-stream",
     };
-    Some((ctype, file.data.into_owned()))
+    Some((ctype, data))
 }
 
 fn json_body(v: &serde_json::Value) -> Vec<u8> {

@@ -1,5 +1,6 @@
 //! The browser client is served from the server's own port: `/` is the page, its modules and
-//! stylesheet follow with the right content types, and nothing outside `client/` is reachable.
+//! stylesheet follow with the right content types (the copy embedded in the binary, as a release
+//! serves it), and nothing outside `client/` is reachable.
 
 mod common;
 
@@ -49,4 +50,44 @@ async fn paths_outside_the_client_are_not_served() {
         assert_eq!(status, "HTTP/1.1 404 Not Found", "{path}");
     }
     server.stop().await;
+}
+
+/// `server.client_dir` serves a directory from disk (for work on the client) instead of the
+/// embedded copy; a directory without `index.html` is refused at start, naming the key.
+#[tokio::test]
+async fn client_dir_serves_files_from_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("index.html"), "<p>edited</p>").unwrap();
+    std::fs::write(dir.path().join("extra.js"), "export const x = 1;").unwrap();
+    let dir_str = dir.path().display().to_string();
+    let config = common::config_with(&format!("client_dir = {dir_str:?}"), "", "", "");
+    let server = common::start(config).await;
+    let (head, body) = server.get_raw("/").await;
+    assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+    assert_eq!(body, "<p>edited</p>");
+    let (_, body) = server.get_raw("/extra.js").await;
+    assert_eq!(body, "export const x = 1;");
+    // Nothing outside the directory, however the path is spelled.
+    let parent = dir.path().parent().unwrap();
+    std::fs::write(parent.join("caro-secret.txt"), "secret").unwrap();
+    for path in [
+        "/app.js",
+        "/../caro-secret.txt",
+        "/..%2fcaro-secret.txt",
+        "/..\\caro-secret.txt",
+        "//etc/passwd",
+    ] {
+        let (status, _) = server.get(path).await;
+        assert_eq!(status, "HTTP/1.1 404 Not Found", "{path}");
+    }
+    std::fs::remove_file(parent.join("caro-secret.txt")).unwrap();
+    server.stop().await;
+
+    let empty = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[server]\nclient_dir = {:?}\n",
+        empty.path().display().to_string()
+    );
+    let err = caro_arena::config::Config::from_toml(&text).unwrap_err();
+    assert!(err.to_string().contains("server.client_dir"), "{err}");
 }
