@@ -47,6 +47,21 @@ function showError(err) {
   toast(err.message || String(err.code || err));
 }
 
+// The server's errors name cells as zero-based (x, y); the board names them e5. Errors about a
+// move we sent are worded with the board's names, anything else keeps the server's message.
+function moveError(err, x, y) {
+  const cell = cellName(x, y);
+  const text = {
+    occupied: `${cell} is already taken: pick an empty point.`,
+    out_of_bounds: `${cell} is not on the board.`,
+    not_your_turn: "Wait for your turn: your opponent is to move.",
+    game_over: "The game is over.",
+    not_started: "The game starts when both seats are taken.",
+    not_a_player: "You are watching this game: only its players can move.",
+  }[err?.code];
+  showError(text ? { message: text } : err);
+}
+
 // ---------- connection status ----------
 
 conn.addEventListener("state", (ev) => {
@@ -266,6 +281,20 @@ function myTurn() {
   return r && state.you?.role === "player" && r.turn === state.you.seat && r.status !== "finished";
 }
 
+// Sends our move. One move at a time: the board is locked until the server announces it (or
+// refuses it), so a double click or a tap during a slow answer never sends a second move.
+function sendMove(x, y) {
+  const r = state.room;
+  if (!r) return;
+  state.sending = [x, y];
+  renderGame();
+  conn.fire("move", { room_id: r.room_id, x, y }).catch((err) => {
+    state.sending = null;
+    renderGame();
+    moveError(err, x, y);
+  });
+}
+
 function renderGame() {
   const r = state.room;
   const boardEl = $("#board");
@@ -279,17 +308,8 @@ function renderGame() {
     line: r.line || [],
     pv: state.analysis && r.status === "playing" ? state.analysis.pv : [],
     clickable: myTurn() && !state.sending,
-    onMove: (x, y) => {
-      // One move at a time: the board is locked until the server announces it (or refuses it),
-      // so a double click or a tap during a slow answer never sends a second move.
-      state.sending = [x, y];
-      renderGame();
-      conn.fire("move", { room_id: r.room_id, x, y }).catch((err) => {
-        state.sending = null;
-        renderGame();
-        showError(err);
-      });
-    },
+    pending: state.sending,
+    onMove: sendMove,
   });
 
   for (const seat of ["x", "o"]) {
@@ -303,8 +323,7 @@ function renderGame() {
 
   let text;
   if (r.status === "finished" && r.result) {
-    const reason = { line: "five in a row", board_full: "the board is full", resign: "resignation", abandoned: "abandonment" }[r.reason] || r.reason || "";
-    text = r.result === "draw" ? `Draw (${reason})` : `${r.result.toUpperCase()} wins by ${reason}`;
+    text = resultText(r);
     if (state.you?.role === "player" && r.result === state.you.seat) text += ": well played!";
   } else if (r.status === "waiting") {
     text = "Waiting for a player to join";
@@ -488,8 +507,10 @@ $("#replay-btn").addEventListener("click", () => {
 });
 initReplay();
 
-// For debugging from the console (and for the end-to-end tests, which drop the connection).
-window.caroArena = { conn, state };
+// For debugging from the console and for the end-to-end tests (which drop the connection).
+// `play` is what a click on a cell does, callable on any cell (the tests use it to send an
+// illegal move, which the board itself never offers).
+window.caroArena = { conn, state, play: sendMove };
 
 onRoute();
 conn.start();

@@ -1,14 +1,19 @@
 // Draws the board as a grid of buttons (one per cell, each with a label for screen readers),
-// with coordinates on the edges, the last move, the winning line and a bot's principal variation
-// drawn faintly with move numbers.
+// with coordinates on the edges, the last move, the winning line, a move being sent, and a bot's
+// principal variation drawn faintly with move numbers.
+//
+// Keyboard: the board is one Tab stop (a roving tabindex, as the WAI-ARIA grid pattern asks);
+// the arrow keys, Home and End move between cells, Enter or Space plays. Cells that cannot be
+// played are aria-disabled rather than disabled, so they stay reachable and readable. The board
+// is redrawn on every event, and the focused cell keeps the focus across redraws.
 
 export function cellName(x, y) {
-  // Columns a, b, c ... (skipping nothing), rows numbered from 1 at the top, as in the Gomocup
-  // position files the engine is tested with.
+  // Columns a, b, c ... (skipping nothing), rows numbered from 1 at the top, as in Gomocup
+  // position files.
   return `${String.fromCharCode(97 + x)}${y + 1}`;
 }
 
-export function renderBoard(el, room, { last, line, pv, clickable, onMove }) {
+export function renderBoard(el, room, { last, line, pv, clickable, onMove, pending = null, navigable = true }) {
   const { width, height } = room;
   const stones = new Map();
   room.moves.forEach(([x, y], i) => stones.set(`${x},${y}`, i % 2 === 0 ? "x" : "o"));
@@ -19,14 +24,28 @@ export function renderBoard(el, room, { last, line, pv, clickable, onMove }) {
     if (!stones.has(`${x},${y}`) && !pvAt.has(`${x},${y}`)) pvAt.set(`${x},${y}`, { n: i + 1, side });
     side = side === "x" ? "o" : "x";
   });
+  const toMove = room.moves.length % 2 === 0 ? "x" : "o";
+
+  // The cell that holds the Tab stop: the one focused before this redraw, else the last one
+  // focused, else the last move, else the centre.
+  const active = document.activeElement;
+  const hadFocus = navigable && el.contains(active) && active.dataset.x !== undefined;
+  if (hadFocus) el.dataset.focus = `${active.dataset.x},${active.dataset.y}`;
+  let [fx, fy] = (el.dataset.focus || "").split(",").map(Number);
+  if (!(fx < width && fy < height)) {
+    [fx, fy] = last || [Math.floor(width / 2), Math.floor(height / 2)];
+  }
 
   el.style.setProperty("--cols", width);
   el.style.setProperty("--rows", height);
   el.classList.toggle("small", width <= 5);
+  el.setAttribute("aria-rowcount", height);
+  el.setAttribute("aria-colcount", width);
   const frag = document.createDocumentFragment();
-  // Header row with column letters.
+  // Header row with column letters (decoration: every cell's label names its coordinates).
   frag.append(label(""));
   for (let x = 0; x < width; x++) frag.append(label(String.fromCharCode(97 + x)));
+  let focusTarget = null;
   for (let y = 0; y < height; y++) {
     frag.append(label(String(y + 1)));
     const row = document.createElement("div");
@@ -42,8 +61,10 @@ export function renderBoard(el, room, { last, line, pv, clickable, onMove }) {
       b.dataset.x = x;
       b.dataset.y = y;
       const p = pvAt.get(key);
-      let desc = stone ? stone.toUpperCase() : "empty";
+      const sending = pending && pending[0] === x && pending[1] === y && !stone;
+      let desc = stone ? stone.toUpperCase() : sending ? `sending ${toMove.toUpperCase()}` : "empty";
       if (stone) b.classList.add(`has-${stone}`);
+      if (sending) b.classList.add("pending", `pending-${toMove}`);
       if (last && last[0] === x && last[1] === y) {
         b.classList.add("last");
         desc += ", last move";
@@ -52,18 +73,51 @@ export function renderBoard(el, room, { last, line, pv, clickable, onMove }) {
         b.classList.add("win");
         desc += ", winning line";
       }
-      if (p && !stone) {
+      if (p && !stone && !sending) {
         b.classList.add("pv", `pv-${p.side}`);
         b.dataset.pv = p.n;
       }
       b.setAttribute("aria-label", `${cellName(x, y)}, ${desc}`);
-      b.disabled = !clickable || !!stone;
-      if (!stone && clickable) b.addEventListener("click", () => onMove(x, y));
+      const playable = clickable && !stone;
+      b.setAttribute("aria-disabled", String(!playable));
+      b.tabIndex = navigable && x === fx && y === fy ? 0 : -1;
+      if (b.tabIndex === 0) focusTarget = b;
+      if (playable) b.addEventListener("click", () => onMove(x, y));
       row.append(b);
     }
     frag.append(row);
   }
   el.replaceChildren(frag);
+  if (hadFocus) focusTarget?.focus();
+  if (navigable && !el.dataset.nav) {
+    el.dataset.nav = "1";
+    el.addEventListener("keydown", (ev) => moveFocus(el, ev));
+  }
+}
+
+function moveFocus(el, ev) {
+  const cell = ev.target.closest?.(".cell");
+  if (!cell) return;
+  const w = Number(el.getAttribute("aria-colcount"));
+  const h = Number(el.getAttribute("aria-rowcount"));
+  let x = Number(cell.dataset.x);
+  let y = Number(cell.dataset.y);
+  switch (ev.key) {
+    case "ArrowLeft": x = Math.max(0, x - 1); break;
+    case "ArrowRight": x = Math.min(w - 1, x + 1); break;
+    case "ArrowUp": y = Math.max(0, y - 1); break;
+    case "ArrowDown": y = Math.min(h - 1, y + 1); break;
+    case "Home": x = 0; if (ev.ctrlKey) y = 0; break;
+    case "End": x = w - 1; if (ev.ctrlKey) y = h - 1; break;
+    default: return;
+  }
+  ev.preventDefault();
+  const next = el.querySelector(`.cell[data-x="${x}"][data-y="${y}"]`);
+  if (!next) return;
+  cell.tabIndex = -1;
+  next.tabIndex = 0;
+  el.dataset.focus = `${x},${y}`;
+  next.focus();
 }
 
 function label(text) {

@@ -13,9 +13,14 @@ function seatText(p) {
   return p.kind === "bot" ? `bot (${p.level})` : p.name;
 }
 
+const COUNT = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+
+// "X wins by five in a row", "Draw (the board is full)": for a live room or a stored game (which
+// has no win_length: tic-tac-toe is three in a row, Caro five).
 export function resultText(g) {
   if (!g.result) return "Unfinished";
-  const reason = { line: "five in a row", board_full: "the board is full", resign: "resignation", abandoned: "abandonment" }[g.reason] || g.reason || "";
+  const k = g.win_length ?? (g.game === "tictactoe" ? 3 : 5);
+  const reason = { line: `${COUNT[k] ?? k} in a row`, board_full: "the board is full", resign: "resignation", abandoned: "abandonment" }[g.reason] || g.reason || "";
   return g.result === "draw" ? `Draw (${reason})` : `${g.result.toUpperCase()} wins by ${reason}`;
 }
 
@@ -98,6 +103,7 @@ function render() {
     pv: [],
     clickable: false,
     onMove: () => {},
+    navigable: false,
   });
   $("#rp-slider").value = String(rp.ply);
   $("#rp-pos").textContent = `Move ${rp.ply} / ${g.moves.length}`;

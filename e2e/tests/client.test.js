@@ -63,15 +63,26 @@ test("a game against a bot is played to its end", async () => {
     const text = await page.textContent("#turn");
     if (/ wins|Draw/.test(text)) break;
     const before = await page.$$eval("#move-list li", (lis) => lis.length);
-    await page.click("#board button.cell:not([disabled])");
+    if (before > 0) {
+      // The bot's answer is marked as the last move, and only it.
+      const lastMove = await page.$eval("#move-list li:last-child", (li) => li.textContent);
+      const marked = await page.$$eval("#board .cell.last", (cs) => cs.map((c) => c.getAttribute("aria-label")));
+      assert.equal(marked.length, 1);
+      assert.ok(marked[0].startsWith(`${lastMove.split(" ")[1]}, O`), `${marked[0]} vs ${lastMove}`);
+    }
+    await page.click('#board button.cell[aria-disabled="false"]');
     // Our move is announced before the next turn is considered: a stale "Your move" must not
     // send a second click into a board the bot may already have won.
     await page.waitForFunction((n) => document.querySelectorAll("#move-list li").length > n, before);
   }
   const text = await page.textContent("#turn");
   assert.match(text, /^(X|O) wins by five in a row|^Draw/);
-  // The winning line is highlighted and the move list has every move.
-  assert.ok((await page.$$("#board .cell.win")).length >= 5);
+  // A winning line is highlighted (a draw has none) and the move list has every move.
+  const win = (await page.$$("#board .cell.win")).length;
+  if (text.startsWith("Draw")) assert.equal(win, 0);
+  else assert.ok(win >= 5, `${win} cells in the winning line`);
+  // Nothing can be played any more.
+  assert.equal((await page.$$('#board .cell[aria-disabled="false"]')).length, 0);
   const moves = await page.$$eval("#move-list li", (lis) => lis.length);
   const stones = await page.$$eval("#board .cell.has-x, #board .cell.has-o", (cells) => cells.length);
   assert.equal(moves, stones);
@@ -128,6 +139,8 @@ test("a reload mid-game brings back the seat and the board", async () => {
 
   await a.page.reload();
   await a.page.waitForSelector('#conn[data-state="online"]');
+  // The browser remembers the name.
+  assert.equal(await a.page.inputValue("#name-input"), "Dan");
   await waitStone(a.page, 7, 7, "x");
   await waitStone(a.page, 8, 8, "o");
   await a.page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
@@ -185,6 +198,90 @@ test("an illegal action shows the server's error", async () => {
   await context.close();
 });
 
+test("illegal moves are refused with readable errors and change nothing", async () => {
+  const a = await newPlayer("Lea");
+  const roomId = await createRoom(a.page, { x: "me", o: "open" });
+  const b = await newPlayer("Max");
+  await b.page.goto(`${server.base}/#/room/${roomId}`);
+  await a.page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
+  await a.page.click(cell(7, 7));
+  await waitStone(b.page, 7, 7, "x");
+  // The board offers neither of these; the page sends them as a click would.
+  const toastAfter = async (page, x, y) => {
+    await page.evaluate(() => (document.querySelector("#toast").hidden = true));
+    await page.evaluate(([x, y]) => window.caroArena.play(x, y), [x, y]);
+    await page.waitForSelector("#toast:not([hidden])");
+    return page.textContent("#toast");
+  };
+  assert.equal(await toastAfter(a.page, 3, 3), "Wait for your turn: your opponent is to move.");
+  assert.equal(await toastAfter(b.page, 7, 7), "h8 is already taken: pick an empty point.");
+  // Nothing changed: one stone, still O to move, and O's board is unlocked again.
+  for (const p of [a.page, b.page]) {
+    assert.equal(await p.$$eval("#move-list li", (lis) => lis.length), 1);
+    assert.equal(await stoneAt(p, 3, 3), null);
+  }
+  await b.page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
+  await b.page.click(cell(8, 8));
+  await waitStone(a.page, 8, 8, "o");
+  for (const p of [a, b]) await p.context.close();
+});
+
+test("on a phone: the board fits, the keyboard plays, resigning ends the game", async () => {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  const page = await context.newPage();
+  page.on("pageerror", (e) => console.error("[phone] page error:", e));
+  page.on("dialog", (d) => d.accept());
+  await page.goto(server.base + "/");
+  await page.waitForSelector('#conn[data-state="online"]');
+  await page.check('input[name="game"][value="caro"]');
+  await page.selectOption("#rule", "caro");
+  assert.match(await page.textContent("#rule-help"), /both ends are blocked/);
+  const roomId = await createRoom(page, { game: "caro", size: "15", rule: "caro", x: "me", o: "open" });
+  const box = await page.$eval("#board", (b) => b.getBoundingClientRect().toJSON());
+  assert.ok(box.left >= 0 && box.right <= 390, `board ${box.left}..${box.right} in 390 px`);
+
+  const b = await newPlayer("Ned");
+  await b.page.goto(`${server.base}/#/room/${roomId}`);
+  await page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
+  // One Tab stop on the board, at the centre; arrows move it, Enter plays.
+  assert.equal(await page.$$eval('#board .cell[tabindex="0"]', (cs) => cs.length), 1);
+  await page.focus('#board .cell[tabindex="0"]');
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("ArrowDown");
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute("aria-label")), "i9, empty");
+  await page.keyboard.press("Enter");
+  await waitStone(b.page, 8, 8, "x");
+  // The board was redrawn, and the focus stayed on the same point.
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute("aria-label")), "i9, X, last move");
+  await screenshot(page, "phone");
+
+  await b.page.click(cell(7, 7));
+  await waitStone(page, 7, 7, "o");
+  await page.click("#resign");
+  await page.waitForFunction(() => document.querySelector("#turn").textContent.startsWith("O wins by resignation"));
+  await b.page.waitForFunction(() => document.querySelector("#turn").textContent.startsWith("O wins by resignation: well played!"));
+  assert.ok(await page.isHidden("#resign"));
+  for (const c of [context, b.context]) await c.close();
+});
+
+test("tic-tac-toe against a bot is played to its end", async () => {
+  const { context, page } = await newPlayer("Oli");
+  await createRoom(page, { game: "tictactoe", x: "me", o: "bot:quick" });
+  assert.equal(await page.$$eval("#board button.cell", (cs) => cs.length), 9);
+  assert.equal(await page.textContent("#room-rule"), "Tic-tac-toe 3x3");
+  for (let i = 0; i < 5; i++) {
+    await page.waitForFunction(() => /Your move| wins|Draw/.test(document.querySelector("#turn").textContent));
+    if (/ wins|Draw/.test(await page.textContent("#turn"))) break;
+    const before = await page.$$eval("#move-list li", (lis) => lis.length);
+    await page.click('#board button.cell[aria-disabled="false"]');
+    await page.waitForFunction((n) => document.querySelectorAll("#move-list li").length > n, before);
+  }
+  await page.waitForFunction(() => / wins|Draw/.test(document.querySelector("#turn").textContent));
+  // Playing the first free cell every time loses or draws against the bot: never a win for X.
+  assert.match(await page.textContent("#turn"), /^(O wins by three in a row|Draw \(the board is full\))/);
+  await context.close();
+});
+
 test("the lobby lists games and a bot's analysis is shown live", async () => {
   const a = await newPlayer("Gus");
   await createRoom(a.page, { x: "me", o: "open" });
@@ -200,6 +297,10 @@ test("the lobby lists games and a bot's analysis is shown live", async () => {
   );
   assert.match(await b.page.textContent("#an-nps"), /nodes\/s/);
   assert.ok((await b.page.textContent("#an-pv")).trim().length > 0);
+  // The line is drawn faintly on the board, numbered, and the score bar is set.
+  await b.page.waitForSelector("#board .cell.pv[data-pv='1']");
+  const bar = await b.page.$eval("#evalbar-fill", (e) => e.style.width);
+  assert.match(bar, /^\d+(\.\d+)?%$/);
   await screenshot(b.page, "analysis");
 
   const lobby = await newPlayer("Ivy");
@@ -210,5 +311,10 @@ test("the lobby lists games and a bot's analysis is shown live", async () => {
   assert.match(waiting, /Gus vs open seat/);
   const playing = await lobby.page.textContent("#rooms-playing");
   assert.match(playing, /deep \(bot\) vs deep \(bot\)/);
+  assert.match(playing, /1 watching/);
+  // Games finished earlier in this file are listed as finished, from the live rooms and the store.
+  await lobby.page.waitForSelector("#rooms-finished li.room");
+  assert.match(await lobby.page.textContent("#rooms-finished"), /Ann, away vs quick \(bot\)/);
+  await lobby.page.waitForSelector("#recent-games a.recent-game");
   for (const p of [a, b, lobby]) await p.context.close();
 });

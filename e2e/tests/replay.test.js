@@ -50,7 +50,7 @@ test("a finished game replays step by step and downloads as .psq and JSON", asyn
 
   for (const [i, [x, y]] of script.entries()) {
     const mover = i % 2 === 0 ? ann.page : bob.page;
-    await mover.waitForSelector(`${cell("#board", x, y)}:not([disabled])`);
+    await mover.waitForSelector(`${cell("#board", x, y)}[aria-disabled="false"]`);
     await mover.click(cell("#board", x, y));
     await ann.page.waitForFunction((n) => window.caroArena.state.room.moves.length === n, i + 1);
   }
