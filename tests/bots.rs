@@ -151,3 +151,38 @@ async fn a_search_is_cancelled_when_its_game_ends() {
     }
     server.stop().await;
 }
+
+/// The bot_thinking messages between two moves of a bot-against-bot Caro game, per move.
+async fn thinking_per_move(search: &str) -> Vec<usize> {
+    let server = start(config_with("", "", "", search)).await;
+    let (mut a, _) = server.hello("a").await;
+    let (_, room) = create(
+        &mut a,
+        json!({"type": "create_room", "game": "caro", "width": 9,
+            "x": {"bot": "strong"}, "o": {"bot": "strong"}}),
+    )
+    .await;
+    let mut counts = vec![0];
+    while counts.len() <= 6 {
+        let v = a.recv_skip(&["room_update"]).await;
+        match v["type"].as_str().unwrap() {
+            "bot_thinking" => *counts.last_mut().unwrap() += 1,
+            "move" => counts.push(0),
+            _ => break,
+        }
+    }
+    counts.pop();
+    server.stop().await;
+    counts
+}
+
+/// `search.thinking_interval_ms` throttles progress: with a long interval a search reports at
+/// most once (its first completed depth), without one it reports every depth.
+#[tokio::test]
+async fn bot_thinking_is_throttled_per_search() {
+    let throttled = thinking_per_move("thinking_interval_ms = 60000").await;
+    assert!(throttled.iter().all(|&n| n <= 1), "{throttled:?}");
+    assert!(throttled.iter().any(|&n| n == 1), "{throttled:?}");
+    let free = thinking_per_move("thinking_interval_ms = 0").await;
+    assert!(free.iter().any(|&n| n > 1), "{free:?}");
+}
