@@ -658,6 +658,40 @@ mod tests {
         lists_finished_games_newest_first(&store);
     }
 
+    /// Sessions that no unfinished game seats cannot be resumed after a restart: reopening the
+    /// file forgets them, so the table does not grow with every visitor ever seen.
+    #[test]
+    fn reopening_keeps_only_the_sessions_that_can_be_resumed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("games.db");
+        let store = sqlite::SqliteStore::open(&path).unwrap();
+        for (hash, player) in [("h1", "p1"), ("h2", "p2"), ("h3", "p3")] {
+            let _ = store.record(StoreEvent::Session {
+                token_hash: hash.into(),
+                player_id: player.into(),
+                name: "n".into(),
+            });
+        }
+        game(&store, "open", "p1", false);
+        game(&store, "done", "p2", true);
+        store.flush();
+        drop(store);
+        let store = sqlite::SqliteStore::open(&path).unwrap();
+        let restored = store.restore().unwrap();
+        let kept: Vec<&str> = restored
+            .sessions
+            .iter()
+            .map(|s| s.token_hash.as_str())
+            .collect();
+        assert_eq!(kept, ["h1"]);
+        drop(store);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let rows: i64 = conn
+            .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 1);
+    }
+
     #[test]
     fn cursors_read_back_what_they_write() {
         for text in ["1700000000000", "1700000000000:abc"] {

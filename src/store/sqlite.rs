@@ -160,6 +160,14 @@ impl SqliteStore {
                 "integrity check failed: {check}"
             )));
         }
+        // Only sessions seated in unfinished games are loaded at start (`restore`): every other
+        // token is unknown to this process and can never be resumed, so its row goes.
+        conn.execute(
+            "DELETE FROM sessions WHERE player_id NOT IN (
+                 SELECT s.player_id FROM seats s JOIN games g ON g.id = s.game_id
+                 WHERE g.finished_at IS NULL AND s.player_id IS NOT NULL)",
+            [],
+        )?;
         let reader = connect(path)?;
         reader.pragma_update(None, "query_only", true)?;
         let (tx, rx) = mpsc::channel();
