@@ -303,9 +303,11 @@ function renderGame() {
 
   let text;
   if (r.status === "finished" && r.result) {
-    const reason = { line: "five in a row", board_full: "the board is full", resign: "resignation", abandoned: "abandonment" }[r.reason] || r.reason || "";
+    const reason = { line: "five in a row", board_full: "the board is full", resign: "resignation", abandoned: "abandonment", forfeit: "forfeit" }[r.reason] || r.reason || "";
     text = r.result === "draw" ? `Draw (${reason})` : `${r.result.toUpperCase()} wins by ${reason}`;
-    if (state.you?.role === "player" && r.result === state.you.seat) text += ": well played!";
+    // A bot's outside engine that broke the rules of play: say what it did.
+    if (r.reason === "forfeit" && r.detail) text += `: ${r.detail}`;
+    else if (state.you?.role === "player" && r.result === state.you.seat) text += ": well played!";
   } else if (r.status === "waiting") {
     text = "Waiting for a player to join";
   } else if (myTurn() && state.sending) {
@@ -406,6 +408,7 @@ function applyEvent(msg) {
     r.turn = null;
     r.result = msg.result;
     r.reason = msg.reason;
+    r.detail = msg.detail;
     r.line = msg.line || [];
     state.analysis = null;
     state.sending = null;

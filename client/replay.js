@@ -15,7 +15,7 @@ function seatText(p) {
 
 export function resultText(g) {
   if (!g.result) return "Unfinished";
-  const reason = { line: "five in a row", board_full: "the board is full", resign: "resignation", abandoned: "abandonment" }[g.reason] || g.reason || "";
+  const reason = { line: "five in a row", board_full: "the board is full", resign: "resignation", abandoned: "abandonment", forfeit: "forfeit" }[g.reason] || g.reason || "";
   return g.result === "draw" ? `Draw (${reason})` : `${g.result.toUpperCase()} wins by ${reason}`;
 }
 
