@@ -46,6 +46,9 @@ const QUOTE_CHARS: usize = 60;
 const QUIT_GRACE: Duration = Duration::from_millis(500);
 /// The longest rest after failures in a row.
 const MAX_REST: Duration = Duration::from_secs(60);
+/// The least time between an engine's answer and the next command to it: some engines drop a
+/// command that arrives right after they wrote their move (the match runner's `--delay-ms`).
+const COMMAND_GAP: Duration = Duration::from_millis(15);
 
 /// Why an outside engine lost its game: a stable code and a sentence for the players.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -322,6 +325,7 @@ impl EnginePool {
             stdout: LineReader::new(stdout),
             metrics: self.metrics.clone(),
             name: self.name.clone(),
+            last_answer: None,
         })
     }
 
@@ -334,6 +338,9 @@ impl EnginePool {
         opponent_human: bool,
     ) -> Result<Answer, Forfeit> {
         let cfg = &self.cfg;
+        if let Some(t) = e.last_answer {
+            tokio::time::sleep_until(t + COMMAND_GAP).await;
+        }
         e.drain();
 
         // The game: START (or RECTSTART), answered OK.
@@ -427,6 +434,7 @@ impl EnginePool {
             }
         };
         let elapsed = asked.elapsed();
+        e.last_answer = Some(Instant::now());
         let mv = gomocup::parse_answer(board, &line).map_err(|err| match err {
             AnswerError::Error(_) => {
                 forfeit(Fault::EngineError, format!("answered {}", quote(&line)))
@@ -527,6 +535,8 @@ struct Engine {
     stdout: LineReader<ChildStdout>,
     metrics: Arc<Metrics>,
     name: String,
+    /// When it last answered a move.
+    last_answer: Option<Instant>,
 }
 
 impl Engine {
