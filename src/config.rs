@@ -860,6 +860,31 @@ mod tests {
     }
 
     #[test]
+    fn the_commented_outside_engine_example_in_config_toml_is_valid() {
+        let text = include_str!("../config.toml");
+        let start = text.find("# [bots.pbrain]").expect("the example");
+        let example: Vec<&str> = text[start..]
+            .lines()
+            .take_while(|l| l.starts_with("# "))
+            .map(|l| &l[2..])
+            // The example's program need not be built here.
+            .map(|l| {
+                if l.starts_with("command") {
+                    "command = \"sh\""
+                } else {
+                    l
+                }
+            })
+            .collect();
+        let c = Config::from_toml(&example.join("\n")).unwrap();
+        let BotEngine::Outside(o) = &c.bots["pbrain"].engine else {
+            panic!("not an outside engine")
+        };
+        assert_eq!(o.rules.len(), 4);
+        assert!(o.rectangular);
+    }
+
+    #[test]
     fn store_path_defaults_under_data_and_must_not_be_empty() {
         assert_eq!(Config::default().store_path, "data/caro-arena.db");
         let c = Config::from_toml("[store]\npath = \":memory:\"\n").unwrap();
