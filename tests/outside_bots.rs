@@ -86,6 +86,17 @@ async fn stopped(pid: u32) -> bool {
     false
 }
 
+/// Waits until the fake engine has a position to think about.
+async fn thinking(rec: &Path) {
+    for _ in 0..500 {
+        if record(rec).iter().any(|(_, e)| e == "think") {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the engine never got the position");
+}
+
 fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -586,6 +597,42 @@ async fn a_crashed_engine_is_restarted_for_the_next_game() {
 }
 
 #[tokio::test]
+async fn a_game_that_ends_mid_move_keeps_its_engine_for_the_next_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("record");
+    // Every move takes 500 ms.
+    let bots = fake_level(
+        "steady",
+        &["slow", "500", "--at", "0", "--record", path_str(&rec)],
+        5000,
+        1000,
+        "",
+    );
+    let server = start(config_with_bots("", &bots)).await;
+    let (mut a, _) = server.hello("a").await;
+    let new_room = json!({"type": "create_room", "game": "caro", "width": 9, "x": "me",
+                          "o": {"bot": "steady"}});
+    let (_, room) = create(&mut a, new_room.clone()).await;
+    play(&mut a, &room, 0, 0).await;
+    a.event().await;
+    thinking(&rec).await;
+    a.send(json!({"type": "resign", "room_id": room})).await;
+    assert_eq!(
+        a.event().await,
+        json!({"type": "game_over", "room_id": room, "seq": 2, "result": "o", "reason": "resign"})
+    );
+    // Its answer is dropped...
+    a.quiet(std::time::Duration::from_millis(1000)).await;
+    // ...and the same process plays the next game.
+    let (_, room) = create(&mut a, new_room).await;
+    play(&mut a, &room, 0, 0).await;
+    a.event().await;
+    assert_eq!(a.event().await, a_move(&room, 2, "o", (4, 4), Some("x")));
+    assert_eq!(started(&record(&rec)).len(), 1);
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn a_broken_command_rests_instead_of_spinning() {
     // The program exits at once, every time. The first failure restarts at once, the second
     // makes the level rest 1 s, then 2 s...: games in a rest are forfeited as unavailable
@@ -709,13 +756,7 @@ async fn shutdown_stops_a_thinking_engine_without_a_forfeit() {
     .await;
     play(&mut a, &room, 0, 0).await;
     a.event().await;
-    // Wait until the engine has the position.
-    let mut waited = 0;
-    while !record(&rec).iter().any(|(_, e)| e == "think") {
-        assert!(waited < 500, "the engine never got the position");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        waited += 1;
-    }
+    thinking(&rec).await;
     server.stop().await;
     let close = a.closed().await.expect("a close frame");
     assert_eq!(u16::from(close.code), 1001);
