@@ -324,7 +324,9 @@ function renderGame() {
   let text;
   if (r.status === "finished" && r.result) {
     text = resultText(r);
-    if (state.you?.role === "player" && r.result === state.you.seat) text += ": well played!";
+    // A bot's outside engine that broke the rules of play: say what it did.
+    if (r.reason === "forfeit" && r.detail) text += `: ${r.detail}`;
+    else if (state.you?.role === "player" && r.result === state.you.seat) text += ": well played!";
   } else if (r.status === "waiting") {
     text = "Waiting for a player to join";
   } else if (myTurn() && state.sending) {
@@ -425,6 +427,7 @@ function applyEvent(msg) {
     r.turn = null;
     r.result = msg.result;
     r.reason = msg.reason;
+    r.detail = msg.detail;
     r.line = msg.line || [];
     state.analysis = null;
     state.sending = null;

@@ -20,7 +20,7 @@ const COUNT = ["zero", "one", "two", "three", "four", "five", "six", "seven", "e
 export function resultText(g) {
   if (!g.result) return "Unfinished";
   const k = g.win_length ?? (g.game === "tictactoe" ? 3 : 5);
-  const reason = { line: `${COUNT[k] ?? k} in a row`, board_full: "the board is full", resign: "resignation", abandoned: "abandonment" }[g.reason] || g.reason || "";
+  const reason = { line: `${COUNT[k] ?? k} in a row`, board_full: "the board is full", resign: "resignation", abandoned: "abandonment", forfeit: "forfeit" }[g.reason] || g.reason || "";
   return g.result === "draw" ? `Draw (${reason})` : `${g.result.toUpperCase()} wins by ${reason}`;
 }
 

@@ -6,6 +6,12 @@
 //! responsive. Progress is reported as [`BotEvent::Thinking`] (throttled, dropped when the room is
 //! busy) and the answer as [`BotEvent::Done`]. Dropping the [`SearchHandle`] cancels the search.
 //!
+//! Levels played by an outside Gomocup engine go through [`crate::outside`] instead of
+//! `spawn_blocking`, under the same semaphore: a move of an outside engine is a search like any
+//! other. It takes a process slot of its level first, then a search permit, so a level whose
+//! processes are all busy never sits on a permit a built-in bot could use. Its answer arrives as
+//! [`BotEvent::Done`] (always a legal move) or [`BotEvent::Forfeit`]; it reports no progress.
+//!
 //! This module never touches rooms, clients or the protocol beyond sending events back.
 
 use std::collections::BTreeMap;
@@ -21,8 +27,10 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::BotConfig;
+use crate::config::{BotConfig, BotEngine};
 use crate::metrics::Metrics;
+use crate::outside::{EnginePool, GameClock};
+use crate::protocol::Fault;
 
 /// A search's progress, as `bot_thinking` shows it.
 #[derive(Clone, Debug)]
@@ -57,6 +65,15 @@ pub enum BotEvent {
         /// The move.
         best: Option<Move>,
     },
+    /// An outside engine broke the rules of play: its seat loses the game.
+    Forfeit {
+        /// Search id.
+        gen: u64,
+        /// What went wrong.
+        fault: Fault,
+        /// For the players.
+        detail: String,
+    },
 }
 
 /// A running search. Dropping it stops the search.
@@ -80,18 +97,33 @@ impl Drop for SearchHandle {
     }
 }
 
-/// What a bot seat keeps between moves: its level and a random seed. The engine itself (with
-/// its transposition table, megabytes) exists only while a search runs, so memory is bounded by
-/// `search.max_concurrent`, not by the number of bot seats.
+/// What a bot seat keeps between moves: its level and a random seed, or for an outside engine
+/// its level's process pool and the seat's game clock. The engine itself (with its
+/// transposition table, megabytes) exists only while a search runs, so memory is bounded by
+/// `search.max_concurrent` (and each outside level's `max_processes`), not by the number of bot
+/// seats.
 #[derive(Clone, Debug)]
 pub struct BotSeat {
-    level: caro_engine::bot::Level,
-    seed: u64,
+    engine: SeatEngine,
+}
+
+#[derive(Clone, Debug)]
+enum SeatEngine {
+    Builtin {
+        level: caro_engine::bot::Level,
+        seed: u64,
+    },
+    Outside {
+        pool: Arc<EnginePool>,
+        clock: Arc<GameClock>,
+    },
 }
 
 /// Bot levels and the search scheduler.
 pub struct BotPool {
     levels: BTreeMap<String, BotConfig>,
+    outside: BTreeMap<String, Arc<EnginePool>>,
+    shutdown: CancellationToken,
     permits: Arc<Semaphore>,
     metrics: Arc<Metrics>,
     tracker: TaskTracker,
@@ -108,9 +140,28 @@ impl BotPool {
         min_move: Duration,
         metrics: Arc<Metrics>,
         tracker: TaskTracker,
+        shutdown: CancellationToken,
     ) -> BotPool {
+        let outside = levels
+            .iter()
+            .filter_map(|(name, b)| match &b.engine {
+                BotEngine::Outside(cfg) => Some((
+                    name.clone(),
+                    Arc::new(EnginePool::new(
+                        name,
+                        cfg.clone(),
+                        metrics.clone(),
+                        tracker.clone(),
+                        shutdown.clone(),
+                    )),
+                )),
+                BotEngine::Builtin(_) => None,
+            })
+            .collect();
         BotPool {
             levels,
+            outside,
+            shutdown,
             permits: Arc::new(Semaphore::new(max_concurrent)),
             metrics,
             tracker,
@@ -127,16 +178,121 @@ impl BotPool {
     /// A bot seat of a configured level, `None` for an unknown level.
     pub fn seat(&self, level: &str) -> Option<BotSeat> {
         let cfg = self.levels.get(level)?;
-        Some(BotSeat {
-            level: cfg.level,
-            seed: uuid::Uuid::new_v4().as_u128() as u64,
-        })
+        let engine = match &cfg.engine {
+            BotEngine::Builtin(level) => SeatEngine::Builtin {
+                level: *level,
+                seed: uuid::Uuid::new_v4().as_u128() as u64,
+            },
+            BotEngine::Outside(_) => SeatEngine::Outside {
+                pool: self.outside.get(level)?.clone(),
+                clock: Arc::default(),
+            },
+        };
+        Some(BotSeat { engine })
     }
 
     /// Starts a search of `board` for the side to move; events go to `events`.
+    /// `opponent_human` is told to outside engines (`INFO game_type`).
     pub fn start(
         &self,
         bot: &BotSeat,
+        board: Board,
+        opponent_human: bool,
+        gen: u64,
+        events: mpsc::Sender<BotEvent>,
+    ) -> SearchHandle {
+        match &bot.engine {
+            SeatEngine::Builtin { level, seed } => {
+                self.start_builtin(*level, *seed, board, gen, events)
+            }
+            SeatEngine::Outside { pool, clock } => self.start_outside(
+                pool.clone(),
+                clock.clone(),
+                board,
+                opponent_human,
+                gen,
+                events,
+            ),
+        }
+    }
+
+    /// A move of an outside engine: a process slot of its level, a search permit, then the
+    /// exchange with the process. Not cancelled with its game: the engine finishes its move
+    /// (bounded by its time and the margin) so its process can be reused, and the answer is
+    /// dropped. Server shutdown stops it at once.
+    fn start_outside(
+        &self,
+        pool: Arc<EnginePool>,
+        clock: Arc<GameClock>,
+        board: Board,
+        opponent_human: bool,
+        gen: u64,
+        events: mpsc::Sender<BotEvent>,
+    ) -> SearchHandle {
+        let cancel = CancellationToken::new();
+        let handle = SearchHandle {
+            stop: Arc::new(AtomicBool::new(false)),
+            cancel: cancel.clone(),
+        };
+        let permits = self.permits.clone();
+        let metrics = self.metrics.clone();
+        let min_move = self.min_move;
+        let shutdown = self.shutdown.clone();
+        self.tracker.spawn(async move {
+            let started = Instant::now();
+            let slot = tokio::select! {
+                s = pool.slot() => match s { Some(s) => s, None => return },
+                _ = cancel.cancelled() => return,
+            };
+            let permit = tokio::select! {
+                p = permits.acquire_owned() => match p { Ok(p) => p, Err(_) => return },
+                _ = cancel.cancelled() => return,
+            };
+            metrics.bot_searches_active.fetch_add(1, Ordering::Relaxed);
+            let search_start = Instant::now();
+            let result = pool.play(slot, &board, &clock, opponent_human).await;
+            metrics.bot_searches_active.fetch_sub(1, Ordering::Relaxed);
+            metrics.search_done(search_start.elapsed());
+            drop(permit);
+            if shutdown.is_cancelled() {
+                return; // a game is never forfeited because the server stops
+            }
+            let event = match result {
+                Ok(answer) => {
+                    clock.spend(answer.elapsed);
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(started + min_move) => {}
+                        _ = cancel.cancelled() => return,
+                    }
+                    BotEvent::Done {
+                        gen,
+                        best: Some(answer.mv),
+                    }
+                }
+                Err(f) => BotEvent::Forfeit {
+                    gen,
+                    fault: f.fault,
+                    detail: f.detail,
+                },
+            };
+            if !cancel.is_cancelled() {
+                let _ = events.send(event).await;
+            }
+        });
+        handle
+    }
+
+    /// Ends the idle outside engine processes (at shutdown, once every task has finished).
+    pub async fn close(&self) {
+        for pool in self.outside.values() {
+            pool.close().await;
+        }
+    }
+
+    fn start_builtin(
+        &self,
+        level: caro_engine::bot::Level,
+        seed: u64,
         board: Board,
         gen: u64,
         events: mpsc::Sender<BotEvent>,
@@ -150,9 +306,8 @@ impl BotPool {
         let permits = self.permits.clone();
         let metrics = self.metrics.clone();
         let interval = self.thinking_interval;
-        let level = bot.level;
         // A different seed each move, reproducible from the seat's seed.
-        let seed = bot.seed ^ (board.moves().len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let seed = seed ^ (board.moves().len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let min_move = self.min_move;
         self.tracker.spawn(async move {
             let started = Instant::now();
@@ -207,10 +362,20 @@ impl BotPool {
     pub fn infos(&self) -> Vec<crate::protocol::BotInfo> {
         self.levels
             .values()
-            .map(|b| crate::protocol::BotInfo {
-                name: b.name.clone(),
-                description: b.description.clone(),
-                games: b.games.iter().map(|g| g.as_str()).collect(),
+            .map(|b| {
+                let outside = match &b.engine {
+                    BotEngine::Outside(o) => Some(o),
+                    BotEngine::Builtin(_) => None,
+                };
+                crate::protocol::BotInfo {
+                    name: b.name.clone(),
+                    description: b.description.clone(),
+                    games: b.games.iter().map(|g| g.as_str()).collect(),
+                    rules: outside.map(|o| o.rules.iter().map(|r| r.as_str()).collect()),
+                    min_board: outside.map(|o| o.min_board),
+                    max_board: outside.map(|o| o.max_board),
+                    square_only: outside.map(|o| !o.rectangular),
+                }
             })
             .collect()
     }

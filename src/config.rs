@@ -7,12 +7,13 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use caro_engine::bot::{Level, Style};
 use caro_engine::rules::{MAX_SIZE, MIN_CARO_SIZE};
-use caro_engine::GameKind;
+use caro_engine::{GameKind, Rule, Rules};
 use serde::Deserialize;
 
 /// Why the configuration could not be loaded.
@@ -216,28 +217,89 @@ impl Default for RawSearch {
     }
 }
 
-/// `[bots.<name>]`
-#[derive(Debug, Clone, Deserialize)]
+/// `[bots.<name>]`: a built-in level (`style`, `max_depth`, `time_ms`, `blunder`) or, with
+/// `command`, an outside Gomocup engine (`command`, `args`, `working_dir`, `time_ms`, ...).
+/// Which keys belong to which kind is checked in [`RawConfig::validate`].
+#[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RawBot {
     /// Shown to players.
     pub description: String,
-    /// `"caro"` and/or `"tictactoe"`.
-    pub games: Vec<String>,
-    /// `"full"` or `"classic"`.
-    #[serde(default = "default_style")]
-    pub style: String,
-    /// Deepest iteration.
-    pub max_depth: u8,
-    /// Time per move.
-    pub time_ms: u64,
-    /// Blunder probability.
-    #[serde(default)]
-    pub blunder: f64,
+    /// `"caro"` and/or `"tictactoe"` (required for built-in levels; outside engines: `"caro"`).
+    pub games: Option<Vec<String>>,
+    /// `"full"` (default) or `"classic"`. Built-in only.
+    pub style: Option<String>,
+    /// Deepest iteration. Built-in only, required there.
+    pub max_depth: Option<u8>,
+    /// Time per move (`INFO timeout_turn` for an outside engine). Required.
+    pub time_ms: Option<u64>,
+    /// Blunder probability. Built-in only.
+    pub blunder: Option<f64>,
+    /// The outside engine's program: a path, or a bare name looked up on `PATH`.
+    pub command: Option<String>,
+    /// Its arguments.
+    pub args: Option<Vec<String>>,
+    /// Its working directory (default: the server's).
+    pub working_dir: Option<String>,
+    /// `INFO timeout_match` per game; 0 or absent = no match clock.
+    pub match_time_ms: Option<u64>,
+    /// Extra time an answer may take beyond its limit before it forfeits.
+    pub margin_ms: Option<u64>,
+    /// Time to start the process and answer `START`.
+    pub start_timeout_ms: Option<u64>,
+    /// `INFO max_memory`, in MiB.
+    pub max_memory_mb: Option<u64>,
+    /// Rule variants the engine plays.
+    pub rules: Option<Vec<String>>,
+    /// Smallest board side it plays.
+    pub min_board: Option<u8>,
+    /// Largest board side it plays.
+    pub max_board: Option<u8>,
+    /// Whether it accepts `RECTSTART` (boards that are not square).
+    pub rectangular: Option<bool>,
+    /// Processes of this engine at most, each thinking about one position at a time.
+    pub max_processes: Option<usize>,
 }
 
-fn default_style() -> String {
-    "full".into()
+/// A validated outside engine: a Gomocup (Piskvork protocol 2) program the server runs as a
+/// bot. See docs/bots.md.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutsideConfig {
+    /// The program, as an absolute path (resolved at start, `PATH` included).
+    pub program: PathBuf,
+    /// Its arguments, passed as they are.
+    pub args: Vec<String>,
+    /// Its working directory (absolute); `None`: the server's.
+    pub working_dir: Option<PathBuf>,
+    /// Time per move, sent as `INFO timeout_turn`.
+    pub turn_time: Duration,
+    /// Time per game, sent as `INFO timeout_match` (with `INFO time_left` before each move).
+    pub match_time: Option<Duration>,
+    /// An answer later than its limit plus this forfeits.
+    pub margin: Duration,
+    /// Time for a new process to answer its first `START`.
+    pub start_timeout: Duration,
+    /// `INFO max_memory`, bytes.
+    pub max_memory: Option<u64>,
+    /// Rule variants it plays.
+    pub rules: Vec<Rule>,
+    /// Smallest board side.
+    pub min_board: u8,
+    /// Largest board side.
+    pub max_board: u8,
+    /// Whether boards need not be square.
+    pub rectangular: bool,
+    /// Processes at most.
+    pub max_processes: usize,
+}
+
+/// What plays for a bot level.
+#[derive(Debug, Clone)]
+pub enum BotEngine {
+    /// Our engine at this level.
+    Builtin(Level),
+    /// An outside Gomocup engine.
+    Outside(Arc<OutsideConfig>),
 }
 
 /// A validated bot level.
@@ -249,8 +311,41 @@ pub struct BotConfig {
     pub description: String,
     /// Games it plays.
     pub games: Vec<GameKind>,
-    /// The engine's level.
-    pub level: Level,
+    /// Who plays.
+    pub engine: BotEngine,
+}
+
+impl BotConfig {
+    /// Whether this level plays a game with these rules; the error says why not, for players.
+    pub fn plays(&self, rules: &Rules) -> Result<(), String> {
+        let kind = rules.kind();
+        if !self.games.contains(&kind) {
+            return Err(format!("does not play {kind}"));
+        }
+        let BotEngine::Outside(o) = &self.engine else {
+            return Ok(());
+        };
+        if !o.rules.contains(&rules.rule()) {
+            let names: Vec<&str> = o.rules.iter().map(|r| r.as_str()).collect();
+            return Err(format!(
+                "does not play the {} rule (only {})",
+                rules.rule(),
+                names.join(", ")
+            ));
+        }
+        let (w, h) = (rules.width(), rules.height());
+        let sizes =
+            (o.min_board..=o.max_board).contains(&w) && (o.min_board..=o.max_board).contains(&h);
+        if !sizes || (w != h && !o.rectangular) {
+            let shape = if o.rectangular { "" } else { ", square" };
+            return Err(format!(
+                "does not play on {w}x{h} (only {min}x{min} to {max}x{max}{shape})",
+                min = o.min_board,
+                max = o.max_board
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The validated configuration the server runs with.
@@ -347,11 +442,12 @@ impl Default for Config {
 fn default_bots() -> BTreeMap<String, RawBot> {
     let bot = |description: &str, games: &[&str], style: &str, depth, ms, blunder| RawBot {
         description: description.into(),
-        games: games.iter().map(|g| g.to_string()).collect(),
-        style: style.into(),
-        max_depth: depth,
-        time_ms: ms,
-        blunder,
+        games: Some(games.iter().map(|g| g.to_string()).collect()),
+        style: Some(style.into()),
+        max_depth: Some(depth),
+        time_ms: Some(ms),
+        blunder: Some(blunder),
+        ..RawBot::default()
     };
     let both = ["caro", "tictactoe"];
     BTreeMap::from([
@@ -383,6 +479,249 @@ fn ms(key: &str, value: u64, min: u64) -> Result<Duration, ConfigError> {
         return Err(invalid(key, format!("must be at least {min}")));
     }
     Ok(Duration::from_millis(value))
+}
+
+/// Checks one `[bots.<name>]` table: a built-in level, or an outside engine when it has
+/// `command`.
+fn validate_bot(name: String, b: RawBot) -> Result<BotConfig, ConfigError> {
+    let key = |k: &str| format!("bots.{name}.{k}");
+    let outside = b.command.is_some();
+    let time_ms = b
+        .time_ms
+        .ok_or_else(|| invalid(key("time_ms"), "is required"))?;
+    if time_ms == 0 || time_ms > 600_000 {
+        return Err(invalid(key("time_ms"), "must be in 1..=600000"));
+    }
+    let games = match (&b.games, outside) {
+        (None, false) => return Err(invalid(key("games"), "is required")),
+        (None, true) => vec![GameKind::Caro],
+        (Some(list), _) => {
+            if list.is_empty() {
+                return Err(invalid(key("games"), "must list at least one game"));
+            }
+            let mut games = Vec::new();
+            for g in list {
+                let kind = g
+                    .parse::<GameKind>()
+                    .map_err(|e| invalid(key("games"), e.to_string()))?;
+                if !games.contains(&kind) {
+                    games.push(kind);
+                }
+            }
+            games
+        }
+    };
+    let engine = if outside {
+        for (k, set) in [
+            ("style", b.style.is_some()),
+            ("max_depth", b.max_depth.is_some()),
+            ("blunder", b.blunder.is_some()),
+        ] {
+            if set {
+                return Err(invalid(
+                    key(k),
+                    "belongs to built-in levels; this level is an outside engine (it has command)",
+                ));
+            }
+        }
+        if games != [GameKind::Caro] {
+            return Err(invalid(
+                key("games"),
+                "an outside Gomocup engine plays only \"caro\" (the protocol has no tic-tac-toe)",
+            ));
+        }
+        BotEngine::Outside(Arc::new(validate_outside(&key, &b, time_ms)?))
+    } else {
+        for (k, set) in [
+            ("args", b.args.is_some()),
+            ("working_dir", b.working_dir.is_some()),
+            ("match_time_ms", b.match_time_ms.is_some()),
+            ("margin_ms", b.margin_ms.is_some()),
+            ("start_timeout_ms", b.start_timeout_ms.is_some()),
+            ("max_memory_mb", b.max_memory_mb.is_some()),
+            ("rules", b.rules.is_some()),
+            ("min_board", b.min_board.is_some()),
+            ("max_board", b.max_board.is_some()),
+            ("rectangular", b.rectangular.is_some()),
+            ("max_processes", b.max_processes.is_some()),
+        ] {
+            if set {
+                return Err(invalid(
+                    key(k),
+                    "is for outside engines only (a level with command)",
+                ));
+            }
+        }
+        let style = match b.style.as_deref().unwrap_or("full") {
+            "full" => Style::Full,
+            "classic" => Style::Classic,
+            other => {
+                return Err(invalid(
+                    key("style"),
+                    format!("unknown style {other:?} (expected \"full\" or \"classic\")"),
+                ))
+            }
+        };
+        let max_depth = b.max_depth.ok_or_else(|| {
+            invalid(
+                key("max_depth"),
+                "is required (or set command for an outside engine)",
+            )
+        })?;
+        if max_depth == 0 {
+            return Err(invalid(key("max_depth"), "must be at least 1"));
+        }
+        let blunder = b.blunder.unwrap_or(0.0);
+        if !(0.0..=1.0).contains(&blunder) {
+            return Err(invalid(key("blunder"), "must be in 0..=1"));
+        }
+        BotEngine::Builtin(Level {
+            style,
+            max_depth,
+            time: Duration::from_millis(time_ms),
+            blunder,
+        })
+    };
+    Ok(BotConfig {
+        name,
+        description: b.description,
+        games,
+        engine,
+    })
+}
+
+/// The outside-engine keys of a level.
+fn validate_outside(
+    key: &dyn Fn(&str) -> String,
+    b: &RawBot,
+    time_ms: u64,
+) -> Result<OutsideConfig, ConfigError> {
+    let here = std::env::current_dir().map_err(|e| {
+        invalid(
+            key("command"),
+            format!("cannot read the working directory: {e}"),
+        )
+    })?;
+    let command = b.command.as_deref().unwrap_or_default();
+    let program = resolve_program(command, &here).map_err(|m| invalid(key("command"), m))?;
+    let working_dir = match &b.working_dir {
+        None => None,
+        Some(d) => {
+            let dir = here.join(d);
+            if !dir.is_dir() {
+                return Err(invalid(
+                    key("working_dir"),
+                    format!("{} is not a directory", dir.display()),
+                ));
+            }
+            Some(dir)
+        }
+    };
+    let match_time = match b.match_time_ms.unwrap_or(0) {
+        0 => None,
+        ms if ms > 86_400_000 => {
+            return Err(invalid(key("match_time_ms"), "must be in 0..=86400000"))
+        }
+        ms => Some(Duration::from_millis(ms)),
+    };
+    let margin_ms = b.margin_ms.unwrap_or(500);
+    if margin_ms > 60_000 {
+        return Err(invalid(key("margin_ms"), "must be in 0..=60000"));
+    }
+    let start_ms = b.start_timeout_ms.unwrap_or(10_000);
+    if start_ms == 0 || start_ms > 600_000 {
+        return Err(invalid(key("start_timeout_ms"), "must be in 1..=600000"));
+    }
+    let max_memory = match b.max_memory_mb {
+        None => None,
+        Some(mb) if mb == 0 || mb > 1 << 20 => {
+            return Err(invalid(key("max_memory_mb"), "must be in 1..=1048576"))
+        }
+        Some(mb) => Some(mb << 20),
+    };
+    let mut rules = Vec::new();
+    for r in b.rules.clone().unwrap_or_else(|| vec!["freestyle".into()]) {
+        let rule = r
+            .parse::<Rule>()
+            .map_err(|e| invalid(key("rules"), e.to_string()))?;
+        if !rules.contains(&rule) {
+            rules.push(rule);
+        }
+    }
+    if rules.is_empty() {
+        return Err(invalid(key("rules"), "must list at least one rule"));
+    }
+    let min_board = b.min_board.unwrap_or(15);
+    if !(MIN_CARO_SIZE..=MAX_SIZE).contains(&min_board) {
+        return Err(invalid(
+            key("min_board"),
+            format!("must be in {MIN_CARO_SIZE}..={MAX_SIZE}"),
+        ));
+    }
+    let max_board = b.max_board.unwrap_or(20.max(min_board));
+    if !(min_board..=MAX_SIZE).contains(&max_board) {
+        return Err(invalid(
+            key("max_board"),
+            format!("must be in min_board..={MAX_SIZE}"),
+        ));
+    }
+    let max_processes = b.max_processes.unwrap_or(1);
+    if max_processes == 0 || max_processes > 64 {
+        return Err(invalid(key("max_processes"), "must be in 1..=64"));
+    }
+    Ok(OutsideConfig {
+        program,
+        args: b.args.clone().unwrap_or_default(),
+        working_dir,
+        turn_time: Duration::from_millis(time_ms),
+        match_time,
+        margin: Duration::from_millis(margin_ms),
+        start_timeout: Duration::from_millis(start_ms),
+        max_memory,
+        rules,
+        min_board,
+        max_board,
+        rectangular: b.rectangular.unwrap_or(false),
+        max_processes,
+    })
+}
+
+/// The program an outside engine's `command` names, as an absolute path: a path with a `/` is
+/// taken relative to `here` (the server's working directory), a bare name is looked up on
+/// `PATH`, as a shell would. It must be an executable file.
+fn resolve_program(command: &str, here: &Path) -> Result<PathBuf, String> {
+    if command.trim().is_empty() {
+        return Err("must not be empty".into());
+    }
+    if !command.contains(std::path::MAIN_SEPARATOR) && !command.contains('/') {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        return std::env::split_paths(&path)
+            .map(|dir| here.join(dir).join(command))
+            .find(|p| check_executable(p).is_ok())
+            .ok_or_else(|| format!("{command:?} is not an executable found on PATH"));
+    }
+    let program = here.join(command);
+    check_executable(&program)?;
+    Ok(program)
+}
+
+fn check_executable(path: &Path) -> Result<(), String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.is_dir() {
+        return Err(format!("{} is a directory", path.display()));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if meta.permissions().mode() & 0o111 == 0 {
+            return Err(format!(
+                "{} is not executable (chmod +x it, or make its interpreter the command and \
+                 the script the first of args)",
+                path.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl RawConfig {
@@ -461,7 +800,6 @@ impl RawConfig {
         }
         let mut bots = BTreeMap::new();
         for (name, b) in self.bots.unwrap_or_else(default_bots) {
-            let key = |k: &str| format!("bots.{name}.{k}");
             if name.is_empty()
                 || name.len() > 32
                 || !name
@@ -473,51 +811,8 @@ impl RawConfig {
                     "a level name is 1 to 32 of a-z, 0-9, '_' and '-'",
                 ));
             }
-            let style = match b.style.as_str() {
-                "full" => Style::Full,
-                "classic" => Style::Classic,
-                other => {
-                    return Err(invalid(
-                        key("style"),
-                        format!("unknown style {other:?} (expected \"full\" or \"classic\")"),
-                    ))
-                }
-            };
-            if b.max_depth == 0 {
-                return Err(invalid(key("max_depth"), "must be at least 1"));
-            }
-            if b.time_ms == 0 || b.time_ms > 600_000 {
-                return Err(invalid(key("time_ms"), "must be in 1..=600000"));
-            }
-            if !(0.0..=1.0).contains(&b.blunder) {
-                return Err(invalid(key("blunder"), "must be in 0..=1"));
-            }
-            if b.games.is_empty() {
-                return Err(invalid(key("games"), "must list at least one game"));
-            }
-            let mut games = Vec::new();
-            for g in &b.games {
-                let kind = g
-                    .parse::<GameKind>()
-                    .map_err(|e| invalid(key("games"), e.to_string()))?;
-                if !games.contains(&kind) {
-                    games.push(kind);
-                }
-            }
-            bots.insert(
-                name.clone(),
-                BotConfig {
-                    name,
-                    description: b.description,
-                    games,
-                    level: Level {
-                        style,
-                        max_depth: b.max_depth,
-                        time: Duration::from_millis(b.time_ms),
-                        blunder: b.blunder,
-                    },
-                },
-            );
+            let bot = validate_bot(name.clone(), b)?;
+            bots.insert(name, bot);
         }
         Ok(Config {
             bind,
@@ -580,6 +875,31 @@ mod tests {
     }
 
     #[test]
+    fn the_commented_outside_engine_example_in_config_toml_is_valid() {
+        let text = include_str!("../config.toml");
+        let start = text.find("# [bots.pbrain]").expect("the example");
+        let example: Vec<&str> = text[start..]
+            .lines()
+            .take_while(|l| l.starts_with("# "))
+            .map(|l| &l[2..])
+            // The example's program need not be built here.
+            .map(|l| {
+                if l.starts_with("command") {
+                    "command = \"sh\""
+                } else {
+                    l
+                }
+            })
+            .collect();
+        let c = Config::from_toml(&example.join("\n")).unwrap();
+        let BotEngine::Outside(o) = &c.bots["pbrain"].engine else {
+            panic!("not an outside engine")
+        };
+        assert_eq!(o.rules.len(), 4);
+        assert!(o.rectangular);
+    }
+
+    #[test]
     fn store_path_defaults_under_data_and_must_not_be_empty() {
         assert_eq!(Config::default().store_path, "data/caro-arena.db");
         let c = Config::from_toml("[store]\npath = \":memory:\"\n").unwrap();
@@ -588,6 +908,177 @@ mod tests {
         assert!(
             e.to_string().starts_with("store.path: must not be empty"),
             "{e}"
+        );
+    }
+
+    fn outside(keys: &str) -> Result<Config, ConfigError> {
+        Config::from_toml(&format!(
+            "[bots.ext]\ndescription = \"x\"\ntime_ms = 500\n{keys}\n"
+        ))
+    }
+
+    fn outside_err(keys: &str) -> String {
+        outside(keys).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn an_outside_engine_level_has_defaults_and_a_resolved_program() {
+        let c = outside("command = \"sh\"").unwrap();
+        let b = &c.bots["ext"];
+        assert_eq!(b.games, [GameKind::Caro]);
+        let BotEngine::Outside(o) = &b.engine else {
+            panic!("not outside: {b:?}")
+        };
+        assert!(
+            o.program.is_absolute() && o.program.ends_with("sh"),
+            "{o:?}"
+        );
+        assert_eq!(o.args, Vec::<String>::new());
+        assert_eq!(o.working_dir, None);
+        assert_eq!(o.turn_time, Duration::from_millis(500));
+        assert_eq!(o.match_time, None);
+        assert_eq!(o.margin, Duration::from_millis(500));
+        assert_eq!(o.start_timeout, Duration::from_secs(10));
+        assert_eq!(o.max_memory, None);
+        assert_eq!(o.rules, [Rule::Freestyle]);
+        assert_eq!((o.min_board, o.max_board, o.rectangular), (15, 20, false));
+        assert_eq!(o.max_processes, 1);
+        let c = outside(
+            "command = \"/bin/sh\"\nargs = [\"-c\", \"x\"]\nworking_dir = \"/\"\n\
+             match_time_ms = 60000\nmax_memory_mb = 2\nrules = [\"caro\", \"freestyle\"]\n\
+             min_board = 9\nmax_board = 9\nrectangular = true\nmax_processes = 3",
+        )
+        .unwrap();
+        let BotEngine::Outside(o) = &c.bots["ext"].engine else {
+            panic!()
+        };
+        assert_eq!(o.program, PathBuf::from("/bin/sh"));
+        assert_eq!(o.args, ["-c", "x"]);
+        assert_eq!(o.working_dir, Some(PathBuf::from("/")));
+        assert_eq!(o.match_time, Some(Duration::from_secs(60)));
+        assert_eq!(o.max_memory, Some(2 << 20));
+        assert_eq!(o.rules, [Rule::Caro, Rule::Freestyle]);
+        assert_eq!((o.min_board, o.max_board, o.rectangular), (9, 9, true));
+        assert_eq!(o.max_processes, 3);
+    }
+
+    #[test]
+    fn outside_engine_errors_name_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("engine.py");
+        std::fs::write(&script, "print('hi')\n").unwrap();
+        let d = dir.path().display();
+        let cases = [
+            (
+                format!("command = \"{d}/nope\""),
+                format!("bots.ext.command: {d}/nope: No such file or directory (os error 2)"),
+            ),
+            (
+                format!("command = \"{d}/engine.py\""),
+                format!(
+                    "bots.ext.command: {d}/engine.py is not executable (chmod +x it, or make \
+                     its interpreter the command and the script the first of args)"
+                ),
+            ),
+            (
+                format!("command = \"{d}\""),
+                format!("bots.ext.command: {d} is a directory"),
+            ),
+            (
+                "command = \"no-such-engine-anywhere\"".into(),
+                "bots.ext.command: \"no-such-engine-anywhere\" is not an executable found on PATH"
+                    .into(),
+            ),
+            (
+                "command = \"\"".into(),
+                "bots.ext.command: must not be empty".into(),
+            ),
+            (
+                format!("command = \"sh\"\nworking_dir = \"{d}/nope\""),
+                format!("bots.ext.working_dir: {d}/nope is not a directory"),
+            ),
+            (
+                "command = \"sh\"\nrules = [\"renju\"]".into(),
+                "bots.ext.rules: unknown rule \"renju\" (expected freestyle, exact_five, caro \
+                 or caro_overline)"
+                    .into(),
+            ),
+            (
+                "command = \"sh\"\nrules = []".into(),
+                "bots.ext.rules: must list at least one rule".into(),
+            ),
+            (
+                "command = \"sh\"\ngames = [\"caro\", \"tictactoe\"]".into(),
+                "bots.ext.games: an outside Gomocup engine plays only \"caro\" (the protocol \
+                 has no tic-tac-toe)"
+                    .into(),
+            ),
+            (
+                "command = \"sh\"\nmax_depth = 3".into(),
+                "bots.ext.max_depth: belongs to built-in levels; this level is an outside \
+                 engine (it has command)"
+                    .into(),
+            ),
+            (
+                "command = \"sh\"\nmin_board = 4".into(),
+                "bots.ext.min_board: must be in 5..=32".into(),
+            ),
+            (
+                "command = \"sh\"\nmin_board = 16\nmax_board = 15".into(),
+                "bots.ext.max_board: must be in min_board..=32".into(),
+            ),
+            (
+                "command = \"sh\"\nmax_processes = 0".into(),
+                "bots.ext.max_processes: must be in 1..=64".into(),
+            ),
+            (
+                "command = \"sh\"\nmargin_ms = 60001".into(),
+                "bots.ext.margin_ms: must be in 0..=60000".into(),
+            ),
+            (
+                "command = \"sh\"\nmax_memory_mb = 0".into(),
+                "bots.ext.max_memory_mb: must be in 1..=1048576".into(),
+            ),
+            (
+                "args = [\"x\"]\nmax_depth = 2\ngames = [\"caro\"]".into(),
+                "bots.ext.args: is for outside engines only (a level with command)".into(),
+            ),
+            (
+                "games = [\"caro\"]".into(),
+                "bots.ext.max_depth: is required (or set command for an outside engine)".into(),
+            ),
+        ];
+        for (keys, expected) in cases {
+            assert_eq!(outside_err(&keys), expected, "{keys}");
+        }
+        let e =
+            Config::from_toml("[bots.ext]\ndescription = \"x\"\ncommand = \"sh\"\n").unwrap_err();
+        assert_eq!(e.to_string(), "bots.ext.time_ms: is required");
+    }
+
+    #[test]
+    fn what_an_outside_engine_plays_is_checked_per_game() {
+        let c =
+            outside("command = \"sh\"\nrules = [\"caro\"]\nmin_board = 9\nmax_board = 15").unwrap();
+        let b = &c.bots["ext"];
+        assert_eq!(b.plays(&Rules::caro(15, 15, Rule::Caro).unwrap()), Ok(()));
+        assert_eq!(
+            b.plays(&Rules::caro(15, 15, Rule::Freestyle).unwrap()),
+            Err("does not play the freestyle rule (only caro)".into())
+        );
+        assert_eq!(
+            b.plays(&Rules::caro(9, 11, Rule::Caro).unwrap()),
+            Err("does not play on 9x11 (only 9x9 to 15x15, square)".into())
+        );
+        assert_eq!(
+            b.plays(&Rules::tictactoe()),
+            Err("does not play tictactoe".into())
+        );
+        // Built-in levels play every rule and size of their games.
+        let d = Config::default();
+        assert_eq!(
+            d.bots["strong"].plays(&Rules::caro(32, 5, Rule::CaroOverline).unwrap()),
+            Ok(())
         );
     }
 

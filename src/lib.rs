@@ -7,7 +7,8 @@
 //! The tree mirrors the architecture: [`http`] accepts a TCP stream and either answers plain HTTP
 //! or hands it to tokio-tungstenite; each WebSocket is served by one [`connection`] task (reader +
 //! writer with a bounded queue); the [`lobby`] keeps the room registry and sessions; each
-//! [`room`] is one task that owns its board; [`bot`] is the only bridge to the engine; rooms hand
+//! [`room`] is one task that owns its board; [`bot`] is the only bridge to the engine (and, through
+//! [`outside`], to outside Gomocup engines run as child processes); rooms hand
 //! their game records to a [`store`] (SQLite by default), which makes each move durable before
 //! it is announced and gives back the unfinished games at start.
 
@@ -17,6 +18,7 @@ pub mod connection;
 pub mod http;
 pub mod lobby;
 pub mod metrics;
+pub mod outside;
 pub mod protocol;
 pub mod room;
 pub mod store;
@@ -62,6 +64,7 @@ impl Server {
     pub fn new(config: Config, store: Arc<dyn Store>) -> Arc<Server> {
         let metrics = Arc::new(Metrics::default());
         let tracker = TaskTracker::new();
+        let shutdown = CancellationToken::new();
         let bots = BotPool::new(
             config.bots.clone(),
             config.max_searches,
@@ -69,6 +72,7 @@ impl Server {
             config.min_move,
             metrics.clone(),
             tracker.clone(),
+            shutdown.clone(),
         );
         Arc::new(Server {
             connection_permits: Arc::new(Semaphore::new(config.max_connections)),
@@ -77,7 +81,7 @@ impl Server {
             bots,
             store,
             metrics,
-            shutdown: CancellationToken::new(),
+            shutdown,
             tracker,
             next_id: AtomicU64::new(1),
         })
@@ -154,6 +158,7 @@ pub async fn run_with_store(
     {
         tracing::warn!("some tasks did not finish in time");
     }
+    server.bots.close().await;
     let store = server.store.clone();
     let _ = tokio::task::spawn_blocking(move || store.flush()).await;
     tracing::info!("stopped");

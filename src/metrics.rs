@@ -37,6 +37,12 @@ pub struct Metrics {
     pub bot_searches_active: AtomicU64,
     /// Bot searches finished.
     pub bot_searches_total: AtomicU64,
+    /// Outside engine processes running (idle or thinking).
+    pub outside_engines: AtomicU64,
+    /// Outside engine processes started.
+    pub outside_engine_starts_total: AtomicU64,
+    /// Games an outside engine lost by forfeit (timeout, illegal move, crash, ...).
+    pub outside_engine_forfeits_total: AtomicU64,
     bot_search_micros: AtomicU64,
     bot_search_buckets: [AtomicU64; BUCKETS.len()],
 }
@@ -124,6 +130,24 @@ impl Metrics {
             "gauge",
             "Bot searches running.",
             &self.bot_searches_active,
+        );
+        one(
+            "outside_engines",
+            "gauge",
+            "Outside engine processes running.",
+            &self.outside_engines,
+        );
+        one(
+            "outside_engine_starts_total",
+            "counter",
+            "Outside engine processes started.",
+            &self.outside_engine_starts_total,
+        );
+        one(
+            "outside_engine_forfeits_total",
+            "counter",
+            "Games lost by an outside engine's fault.",
+            &self.outside_engine_forfeits_total,
         );
         let _ = writeln!(
             out,

@@ -266,6 +266,18 @@ pub struct BotInfo {
     pub description: String,
     /// `"caro"` / `"tictactoe"`.
     pub games: Vec<&'static str>,
+    /// Outside engines only: the rule variants it plays (built-in levels play every rule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rules: Option<Vec<&'static str>>,
+    /// Outside engines only: the smallest board side it plays.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_board: Option<u8>,
+    /// Outside engines only: the largest board side it plays.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_board: Option<u8>,
+    /// Outside engines only: whether it plays square boards only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub square_only: Option<bool>,
 }
 
 /// Who sits in a seat.
@@ -359,6 +371,43 @@ pub enum Reason {
     Resign,
     /// A player did not come back in time.
     Abandoned,
+    /// A bot's outside engine broke the rules of play (see [`Fault`]) and lost.
+    Forfeit,
+}
+
+/// How an outside engine forfeited (`game_over.fault`): a stable code clients can match on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fault {
+    /// No answer within its time plus the margin.
+    Timeout,
+    /// A well-formed move on a taken or off-board cell.
+    IllegalMove,
+    /// An answer that is not a move.
+    Garbage,
+    /// The engine answered `ERROR ...`.
+    EngineError,
+    /// The engine exited or closed its output while thinking.
+    Crash,
+    /// The engine could not be started or did not accept the game (`START`).
+    StartFailed,
+    /// The engine failed repeatedly and is resting before the next start.
+    Unavailable,
+}
+
+impl Fault {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fault::Timeout => "timeout",
+            Fault::IllegalMove => "illegal_move",
+            Fault::Garbage => "garbage",
+            Fault::EngineError => "engine_error",
+            Fault::Crash => "crash",
+            Fault::StartFailed => "start_failed",
+            Fault::Unavailable => "unavailable",
+        }
+    }
 }
 
 /// The full state of a room, in `room_joined`.
@@ -397,6 +446,12 @@ pub struct RoomState {
     /// When won by a line: its cells.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<Vec<Cell>>,
+    /// When forfeited: how.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<Fault>,
+    /// When forfeited: what happened, for humans.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// Your place in a room.
@@ -473,6 +528,12 @@ pub enum ServerMsg {
         /// The winning row.
         #[serde(skip_serializing_if = "Option::is_none")]
         line: Option<Vec<Cell>>,
+        /// For a forfeit: how.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fault: Option<Fault>,
+        /// For a forfeit: what happened, for humans.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
     },
     /// Seats, connections or the crowd changed.
     RoomUpdate {

@@ -20,8 +20,8 @@ use super::{Joined, RoomCmd, RoomParams, SeatKind, SummaryTx, Who};
 use crate::bot::{BotEvent, BotSeat, SearchHandle};
 use crate::connection::ClientHandle;
 use crate::protocol::{
-    cells, encode, encode_error, Cell, ErrorCode, JoinAs, Outcome, PlayerInfo, Players, ProtoError,
-    Reason, RoomState, RoomStatus, RoomSummary, Seat, ServerMsg, You,
+    cells, encode, encode_error, Cell, ErrorCode, Fault, JoinAs, Outcome, PlayerInfo, Players,
+    ProtoError, Reason, RoomState, RoomStatus, RoomSummary, Seat, ServerMsg, You,
 };
 use crate::store::{Commit, GameCreated, GameRecord, SeatRecord, StoreEvent};
 use crate::Server;
@@ -52,6 +52,8 @@ struct Finished {
     result: Outcome,
     reason: Reason,
     line: Option<Vec<Cell>>,
+    /// A forfeit's code and text.
+    forfeit: Option<(Fault, String)>,
 }
 
 pub(super) struct Room {
@@ -365,6 +367,14 @@ impl Room {
             result: self.finished.as_ref().map(|f| f.result),
             reason: self.finished.as_ref().map(|f| f.reason),
             line: self.finished.as_ref().and_then(|f| f.line.clone()),
+            fault: self
+                .finished
+                .as_ref()
+                .and_then(|f| Some(f.forfeit.as_ref()?.0)),
+            detail: self
+                .finished
+                .as_ref()
+                .and_then(|f| Some(f.forfeit.as_ref()?.1.clone())),
         }
     }
 
@@ -881,16 +891,40 @@ impl Room {
         line: Option<Vec<Cell>>,
         ack: Option<(&str, &Value)>,
     ) {
+        self.conclude(
+            Finished {
+                result,
+                reason,
+                line,
+                forfeit: None,
+            },
+            ack,
+        );
+    }
+
+    /// `seat`'s outside engine broke the rules of play: it loses, and everyone is told how.
+    fn forfeit(&mut self, seat: Seat, fault: Fault, detail: String) {
+        tracing::warn!(room = %self.id, ?seat, fault = fault.as_str(), "bot forfeits: {detail}");
+        self.conclude(
+            Finished {
+                result: seat.other().into(),
+                reason: Reason::Forfeit,
+                line: None,
+                forfeit: Some((fault, detail)),
+            },
+            None,
+        );
+    }
+
+    fn conclude(&mut self, finished: Finished, ack: Option<(&str, &Value)>) {
         if self.finished.is_some() {
             return;
         }
+        let (result, reason) = (finished.result, finished.reason);
+        let (line, forfeit) = (finished.line.clone(), finished.forfeit.clone());
         self.search = None; // cancels a running search
         self.turn_clock = None;
-        self.finished = Some(Finished {
-            result,
-            reason,
-            line: line.clone(),
-        });
+        self.finished = Some(finished);
         self.finished_at = Some(Instant::now());
         if self.started {
             self.server.metrics.games_active.fetch_sub(1, Relaxed);
@@ -915,6 +949,8 @@ impl Room {
                 result,
                 reason,
                 line,
+                fault: forfeit.as_ref().map(|f| f.0),
+                detail: forfeit.map(|f| f.1),
             },
             ack,
         );
@@ -936,11 +972,13 @@ impl Room {
             return;
         }
         let seat = self.to_move();
+        let opponent_human = matches!(self.seats[seat.other().index()], Occupant::Human(_));
         if let Occupant::Bot { bot, .. } = &self.seats[seat.index()] {
             self.search_gen += 1;
             self.search = Some(self.server.bots.start(
                 bot,
                 self.board.clone(),
+                opponent_human,
                 self.search_gen,
                 self.bot_tx.clone(),
             ));
@@ -975,6 +1013,15 @@ impl Room {
                     tracing::warn!(room = %self.id, "bot gave no legal move; playing {mv}");
                 }
                 self.play(mv, None);
+            }
+            BotEvent::Forfeit { gen, fault, detail }
+                if gen == self.search_gen && self.search.is_some() =>
+            {
+                self.search = None;
+                if self.playing() {
+                    let seat = self.to_move();
+                    self.forfeit(seat, fault, detail);
+                }
             }
             _ => {}
         }

@@ -219,10 +219,10 @@ pub fn check_params(
             ))),
             SeatSpec::Bot { bot } => match server.bots.levels().get(bot) {
                 None => Err(bad(format!("{name}: unknown bot level {bot:?}"))),
-                Some(b) if !b.games.contains(&kind) => {
-                    Err(bad(format!("{name}: bot {bot:?} does not play {kind}")))
-                }
-                Some(_) => Ok(SeatKind::Bot(bot.clone())),
+                Some(b) => match b.plays(&rules) {
+                    Ok(()) => Ok(SeatKind::Bot(bot.clone())),
+                    Err(why) => Err(bad(format!("{name}: bot {bot:?} {why}"))),
+                },
             },
         }
     };

@@ -176,7 +176,7 @@ pub struct GameSummary {
     pub players: GamePlayers,
     /// `x`, `o` or `draw`; `None` while unfinished.
     pub result: Option<String>,
-    /// `line`, `board_full`, `resign`, `abandoned`.
+    /// `line`, `board_full`, `resign`, `abandoned`, `forfeit`.
     pub reason: Option<String>,
     /// Number of moves.
     pub moves: u32,
@@ -378,6 +378,7 @@ pub fn reason_str(r: Reason) -> &'static str {
         Reason::BoardFull => "board_full",
         Reason::Resign => "resign",
         Reason::Abandoned => "abandoned",
+        Reason::Forfeit => "forfeit",
     }
 }
 

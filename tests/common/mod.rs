@@ -23,6 +23,18 @@ pub const WAIT: Duration = Duration::from_secs(10);
 /// Short timings and fast bots so the suite stays quick. Each argument adds keys to its table;
 /// a key given there replaces the test default.
 pub fn config_with(server: &str, limits: &str, rooms: &str, search: &str) -> Config {
+    Config::from_toml(&config_text(server, limits, rooms, search)).expect("test config")
+}
+
+/// The test configuration with `search` keys and more `[bots.<name>]` tables (outside
+/// engines), which must be valid.
+pub fn config_with_bots(search: &str, bots: &str) -> Config {
+    let text = format!("{}\n{bots}", config_text("", "", "", search));
+    Config::from_toml(&text).unwrap_or_else(|e| panic!("test config: {e}\n{bots}"))
+}
+
+/// The text of [`config_with`].
+pub fn config_text(server: &str, limits: &str, rooms: &str, search: &str) -> String {
     let with = |given: &str, defaults: &[&str]| {
         let mut out = given.to_string();
         for d in defaults {
@@ -44,7 +56,7 @@ pub fn config_with(server: &str, limits: &str, rooms: &str, search: &str) -> Con
             "min_move_ms = 0",
         ],
     );
-    let text = format!(
+    format!(
         r#"
 [server]
 log = "warn"
@@ -79,8 +91,7 @@ style = "classic"
 max_depth = 2
 time_ms = 50
 "#
-    );
-    Config::from_toml(&text).expect("test config")
+    )
 }
 
 /// The default test configuration.

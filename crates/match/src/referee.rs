@@ -21,6 +21,7 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use caro_engine::gomocup::{self, AnswerError};
 use caro_engine::{Board, Move, Player, Rules, Status};
 use serde::Serialize;
 
@@ -244,12 +245,7 @@ impl Slot {
             match self.process().recv(left) {
                 Received::Line(line) => {
                     log.log(&format!("{tag} {} > {line}", self.name));
-                    let upper = line.trim_start().to_ascii_uppercase();
-                    if ["MESSAGE", "DEBUG", "UNKNOWN"]
-                        .iter()
-                        .any(|p| upper.starts_with(p))
-                        || line.trim().is_empty()
-                    {
+                    if gomocup::is_informational(&line) {
                         continue;
                     }
                     return Ok(line.trim().to_string());
@@ -322,17 +318,7 @@ pub fn play_game(
         }
         if !informed[slot] {
             informed[slot] = true;
-            if board.moves().is_empty() {
-                commands.push("BEGIN".to_string());
-            } else {
-                commands.push("BOARD".to_string());
-                for (i, m) in board.moves().iter().enumerate() {
-                    let owner = if i % 2 == 0 { Player::X } else { Player::O };
-                    let field = if owner == side { 1 } else { 2 };
-                    commands.push(format!("{},{},{field}", m.x, m.y));
-                }
-                commands.push("DONE".to_string());
-            }
+            commands.extend(gomocup::position_commands(&board));
         } else {
             let last = board.last_move().expect("the opponent has moved");
             commands.push(format!("TURN {last}"));
@@ -421,11 +407,7 @@ pub fn play_game(
 /// `START`/`RECTSTART`, the `OK` answer, and the `INFO` lines.
 fn start(settings: &GameSettings, slot: &mut Slot, log: &Logger, tag: &str) -> Result<(), Fault> {
     let rules = settings.rules;
-    let command = if rules.width() == rules.height() {
-        format!("START {}", rules.width())
-    } else {
-        format!("RECTSTART {},{}", rules.width(), rules.height())
-    };
+    let command = gomocup::start_command(&rules);
     thread::sleep(settings.delay);
     slot.drain(log, tag);
     slot.send(&command, log, tag)?;
@@ -461,19 +443,13 @@ fn start(settings: &GameSettings, slot: &mut Slot, log: &Logger, tag: &str) -> R
 
 /// Reads an answer line as a legal move on `board`.
 fn parse_answer(board: &Board, line: &str) -> Result<Move, Fault> {
-    if line.to_ascii_uppercase().starts_with("ERROR") {
-        return Err(fault(Reason::EngineError, line));
-    }
-    let coords: Option<Vec<i64>> = line
-        .split(',')
-        .map(|f| f.trim().parse::<i64>().ok())
-        .collect();
-    match coords.as_deref() {
-        Some(&[x, y]) => board
-            .check(x, y)
-            .map_err(|e| fault(Reason::IllegalMove, format!("{line}: {e}"))),
-        _ => Err(fault(Reason::Garbage, format!("{line:?} is not a move"))),
-    }
+    gomocup::parse_answer(board, line).map_err(|e| match e {
+        AnswerError::Error(line) => fault(Reason::EngineError, line),
+        AnswerError::Illegal { answer, error } => {
+            fault(Reason::IllegalMove, format!("{answer}: {error}"))
+        }
+        AnswerError::Garbage(line) => fault(Reason::Garbage, format!("{line:?} is not a move")),
+    })
 }
 
 #[cfg(test)]
