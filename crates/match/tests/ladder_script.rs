@@ -174,6 +174,10 @@ fn dry_run_prints_the_schedule() {
         ),
         (&["--levels", "weak,ttt"], "'ttt' is not a caro level"),
         (&["--reference-name", "weak"], "is also a level"),
+        (
+            &["--levels", "weak,classic"],
+            "the anchor 'classic' plays every level",
+        ),
     ] {
         let output = ladder(&[&["--dry-run", "--config", config][..], args].concat());
         assert!(!output.status.success());
@@ -283,6 +287,26 @@ fn a_whole_ladder_with_the_fake_engine() {
         md.contains("turn time 1000 ms a move in every match"),
         "{md}"
     );
+
+    // An engine that refuses the level flags (fake-pbrain itself, or a pbrain-caro older than
+    // the flags) stops the script before any match, with the reason.
+    let refused = ladder(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--bin",
+        bin.to_str().unwrap(),
+        "--pbrain",
+        FAKE,
+        "--out",
+        d.join("refused").to_str().unwrap(),
+    ]);
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("exited with status 2 (does this pbrain-caro know the level flags"),
+        "{err}"
+    );
+    assert!(!d.join("refused").exists());
 
     // --resume plays nothing again and gives the same table.
     let again = success(&ladder(&[
