@@ -896,6 +896,52 @@ mod tests {
     }
 
     #[test]
+    fn a_ladder_solves_the_likelihood_equations_with_and_without_the_prior() {
+        // A ladder like the real one: the top two sweep classic, but not each other or the
+        // levels below, so the maximum-likelihood ratings exist and auto adds no prior.
+        let mut g = games("novice", "beginner", 9, 2, 9);
+        g.extend(games("casual", "beginner", 14, 1, 5));
+        g.extend(games("strong", "casual", 17, 0, 3));
+        g.extend(games("master", "strong", 12, 0, 8));
+        for (level, w, d, l) in [
+            ("novice", 4, 0, 16),
+            ("beginner", 6, 1, 13),
+            ("casual", 15, 0, 5),
+            ("strong", 20, 0, 0),
+            ("master", 20, 0, 0),
+        ] {
+            g.extend(games(level, "classic", w, d, l));
+        }
+        let table = Crosstable::from_games(&g);
+        for (prior, draws) in [(Prior::Auto, 0.0), (Prior::VirtualDraws(1.0), 1.0)] {
+            let r = fit(&table, "classic", prior).unwrap();
+            assert_eq!(r.prior.virtual_draws, draws);
+            assert_eq!(r.prior.reason, None);
+            assert!(r.iterations < 50);
+            // Each engine's expected score equals its actual score, counting the virtual draws
+            // against classic as half a point each.
+            for e in r.engines.iter().filter(|e| e.name != "classic") {
+                let i = table.index(&e.name).unwrap();
+                let mut expected = draws * crate::stats::score_from_elo(e.elo);
+                for o in &r.engines {
+                    let j = table.index(&o.name).unwrap();
+                    expected += table.games[i][j] * crate::stats::score_from_elo(e.elo - o.elo);
+                }
+                let actual = e.points + draws / 2.0;
+                assert!(
+                    close(expected, actual, 1e-9),
+                    "{e:?}: {expected} vs {actual}"
+                );
+            }
+            let order: Vec<&str> = r.engines.iter().map(|e| e.name.as_str()).collect();
+            assert_eq!(
+                order,
+                ["master", "strong", "casual", "classic", "beginner", "novice"]
+            );
+        }
+    }
+
+    #[test]
     fn two_engines_sweep() {
         // The smallest divergent case: a won every game against the anchor.
         let r = rate(&games("a", "b", 8, 0, 0), "b", Prior::Auto);
