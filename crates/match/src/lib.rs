@@ -10,6 +10,7 @@
 //! - [`referee`]: one game over the protocol, judged by [`caro_engine::Board`];
 //! - [`runner`]: the schedule, parallel workers, output files and running statistics;
 //! - [`stats`]: Elo, trinomial and pentanomial intervals, SPRT;
+//! - [`rating`]: joint Elo ratings of many engines from the games of many matches;
 //! - [`openings`]: opening files and the generator behind `data/openings/`;
 //! - [`psq`]: the Piskvork `.psq` game record.
 //!
@@ -31,6 +32,7 @@
 pub mod openings;
 pub mod process;
 pub mod psq;
+pub mod rating;
 pub mod referee;
 pub mod runner;
 pub mod stats;

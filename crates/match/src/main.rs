@@ -1,5 +1,6 @@
-//! `caro-match`: plays two Gomocup engines against each other (`caro-match play`) or generates
-//! balanced openings with our engine (`caro-match openings`). See `docs/match.md`.
+//! `caro-match`: plays two Gomocup engines against each other (`caro-match play`), generates
+//! balanced openings with our engine (`caro-match openings`), or fits joint Elo ratings to the
+//! games of several matches (`caro-match rate`). See `docs/match.md`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,6 +8,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use caro_engine::{Rule, Rules};
 use caro_match::openings::{generate, parse_openings, GenerateSettings, Opening};
+use caro_match::rating::{fit, Crosstable, Prior, RatedGame};
 use caro_match::referee::GameSettings;
 use caro_match::runner::{run_match, EngineSpec, MatchConfig};
 use caro_match::stats::Sprt;
@@ -29,6 +31,8 @@ enum Command {
     Play(Box<PlayArgs>),
     /// Generate balanced openings near the centre, checked by our search; prints them.
     Openings(OpeningsArgs),
+    /// Fit joint Elo ratings to the games of one or more matches (games.jsonl files).
+    Rate(RateArgs),
 }
 
 /// Board and rule, shared by both commands.
@@ -148,11 +152,68 @@ struct OpeningsArgs {
     seed: u64,
 }
 
+#[derive(Args)]
+struct RateArgs {
+    /// `games.jsonl` files written by `caro-match play`, or their output directories.
+    #[arg(required = true)]
+    games: Vec<PathBuf>,
+    /// The engine whose rating is fixed at 0.
+    #[arg(long, default_value = "classic")]
+    anchor: String,
+    /// Virtual draws of each engine against the anchor: `auto` adds 1 only when some engine
+    /// won or lost everything (the ratings would be infinite), a number always adds that many.
+    #[arg(long, default_value = "auto")]
+    prior: Prior,
+    /// Print the ratings as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
 fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Play(args) => play(*args),
         Command::Openings(args) => openings(args),
+        Command::Rate(args) => rate(args),
     }
+}
+
+fn rate(args: RateArgs) -> Result<()> {
+    let mut games = Vec::new();
+    let mut files = Vec::new();
+    for path in &args.games {
+        let file = if path.is_dir() {
+            path.join("games.jsonl")
+        } else {
+            path.clone()
+        };
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("reading {}", file.display()))?;
+        games.extend(
+            RatedGame::parse_jsonl(&text).with_context(|| format!("reading {}", file.display()))?,
+        );
+        files.push(file.display().to_string());
+    }
+    let ratings = fit(&Crosstable::from_games(&games), &args.anchor, args.prior)?;
+    if args.json {
+        /// The ratings and where their games came from.
+        #[derive(serde::Serialize)]
+        struct Output<'a> {
+            files: &'a [String],
+            #[serde(flatten)]
+            ratings: &'a caro_match::rating::Ratings,
+        }
+        let output = Output {
+            files: &files,
+            ratings: &ratings,
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&output).expect("ratings serialize")
+        );
+    } else {
+        print!("{}", ratings.report());
+    }
+    Ok(())
 }
 
 fn play(args: PlayArgs) -> Result<()> {
