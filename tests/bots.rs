@@ -186,3 +186,46 @@ async fn bot_thinking_is_throttled_per_search() {
     let free = thinking_per_move("thinking_interval_ms = 0").await;
     assert!(free.iter().any(|&n| n > 1), "{free:?}");
 }
+
+/// The most `caro_bot_searches_active` seen while three bot-against-bot games play.
+async fn peak_searches(max_concurrent: usize) -> u64 {
+    let server = start(config_with(
+        "",
+        "",
+        "",
+        &format!("max_concurrent = {max_concurrent}"),
+    ))
+    .await;
+    let (mut a, _) = server.hello("a").await;
+    for _ in 0..3 {
+        a.send(json!({"type": "create_room", "game": "caro", "width": 9,
+            "x": {"bot": "strong"}, "o": {"bot": "strong"}}))
+            .await;
+        let joined = a
+            .recv_skip(&["bot_thinking", "move", "room_update", "game_over"])
+            .await;
+        assert_eq!(joined["type"], "room_joined", "{joined}");
+    }
+    let mut peak = 0;
+    for _ in 0..100 {
+        let (_, metrics) = server.get("/metrics").await;
+        let active: u64 = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix("caro_bot_searches_active "))
+            .expect("caro_bot_searches_active")
+            .parse()
+            .unwrap();
+        peak = peak.max(active);
+        tokio::time::sleep(Duration::from_millis(15)).await;
+    }
+    server.stop().await;
+    peak
+}
+
+/// `search.max_concurrent` bounds the searches running at once, server-wide: with one permit
+/// three busy bot games never search in parallel; with three they do.
+#[tokio::test]
+async fn the_search_semaphore_bounds_concurrent_searches() {
+    assert_eq!(peak_searches(1).await, 1);
+    assert!(peak_searches(3).await >= 2);
+}
