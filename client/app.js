@@ -18,7 +18,9 @@ const conn = new Connection(wsUrl, () => nameInput.value.trim());
 const state = {
   room: null, // the room snapshot, kept current by events
   you: null, // { role, seat }
-  analysis: null, // the latest bot_thinking
+  analysis: null, // the latest bot_thinking of the search now running (its PV is drawn)
+  lastAnalysis: null, // the latest bot_thinking of this room, kept after the bot has moved
+  evals: new Map(), // move number -> the deciding search's score from X's side, for the graph
   sending: null, // [x, y] of our move sent and not yet answered: the board stays locked
   rooms: [],
   lobbyTimer: null,
@@ -369,22 +371,41 @@ function count(n) {
   return String(n);
 }
 
+// Reports are from the searching bot's point of view; the page shows them from X's.
+const scoreFromX = (a) => (a.seat === "x" ? a.score : -a.score);
+// A score as a share of the bar or graph, -1 (O winning) .. 1 (X winning).
+const share = (fromX) => (Math.abs(fromX) > WIN - 1000 ? Math.sign(fromX) : Math.tanh(fromX / 1500));
+
 function renderAnalysis() {
-  const a = state.analysis;
+  const a = state.analysis || state.lastAnalysis;
   const panel = $("#analysis");
-  if (!a || !state.room || state.room.status !== "playing") {
+  if (!a || !state.room) {
     panel.hidden = true;
     return;
   }
   panel.hidden = false;
-  // Reports are from the searching bot's point of view; show them from X's.
-  const fromX = a.seat === "x" ? a.score : -a.score;
+  panel.classList.toggle("idle", !state.analysis);
+  const fromX = scoreFromX(a);
+  $("#an-state").textContent = state.analysis ? `${a.seat.toUpperCase()} is thinking` : `${a.seat.toUpperCase()}'s last search`;
   $("#an-depth").textContent = a.depth;
   $("#an-score").textContent = scoreText(fromX);
   $("#an-nps").textContent = `${count(a.nps)} nodes/s, ${count(a.nodes)} nodes`;
   $("#an-pv").textContent = a.pv.map(([x, y]) => cellName(x, y)).join(" ");
-  const share = Math.abs(fromX) > WIN - 1000 ? Math.sign(fromX) : Math.tanh(fromX / 1500);
-  $("#evalbar-fill").style.width = `${50 + 50 * share}%`;
+  $("#evalbar-fill").style.width = `${50 + 50 * share(fromX)}%`;
+  renderEvalGraph();
+}
+
+// The score of every bot move so far as a line over the game: above the middle X is better.
+function renderEvalGraph() {
+  const svg = $("#evalgraph");
+  const points = [...state.evals].sort((p, q) => p[0] - q[0]);
+  // An SVG element has no `hidden` property, only the attribute.
+  svg.toggleAttribute("hidden", points.length < 2);
+  if (points.length < 2) return;
+  const last = Math.max(20, state.room.moves.length + 1);
+  const xy = ([ply, fromX]) => `${((ply - 1) / (last - 1)) * 100},${25 - 23 * share(fromX)}`;
+  $("#evalgraph-line").setAttribute("points", points.map(xy).join(" "));
+  svg.setAttribute("aria-label", `Evaluation over ${points.length} bot moves, last ${scoreText(points[points.length - 1][1])} for X`);
 }
 
 $("#resign").addEventListener("click", () => {
@@ -449,6 +470,10 @@ conn.addEventListener("message", (ev) => {
         if (want.kind !== "lobby") break;
         location.hash = `#/room/${msg.room.room_id}`;
       }
+      if (state.room?.room_id !== msg.room.room_id) {
+        state.lastAnalysis = null;
+        state.evals = new Map();
+      }
       state.room = { ...msg.room, line: msg.room.line || [] };
       state.you = msg.you;
       state.analysis = null;
@@ -475,6 +500,8 @@ conn.addEventListener("message", (ev) => {
     case "bot_thinking":
       if (state.room && msg.room_id === state.room.room_id) {
         state.analysis = msg;
+        state.lastAnalysis = msg;
+        state.evals.set(state.room.moves.length + 1, scoreFromX(msg));
         renderGame();
       }
       break;

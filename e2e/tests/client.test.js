@@ -291,7 +291,10 @@ test("the lobby lists games and a bot's analysis is shown live", async () => {
   await b.page.waitForSelector("#analysis:not([hidden])", { timeout: 20000 });
   // Wait for a few moves and a deep enough iteration, so the picture shows a real line.
   await b.page.waitForFunction(
-    () => document.querySelectorAll("#move-list li").length >= 4 && Number(document.querySelector("#an-depth").textContent) >= 5,
+    () =>
+      document.querySelectorAll("#move-list li").length >= 6 &&
+      !document.querySelector("#analysis").classList.contains("idle") &&
+      Number(document.querySelector("#an-depth").textContent) >= 5,
     null,
     { timeout: 30000 },
   );
@@ -299,6 +302,11 @@ test("the lobby lists games and a bot's analysis is shown live", async () => {
   assert.ok((await b.page.textContent("#an-pv")).trim().length > 0);
   // The line is drawn faintly on the board, numbered, and the score bar is set.
   await b.page.waitForSelector("#board .cell.pv[data-pv='1']");
+  assert.match(await b.page.textContent("#an-state"), /^(X|O) is thinking$/);
+  // The graph has a point for every bot move searched so far.
+  await b.page.waitForSelector("#evalgraph:not([hidden])");
+  const points = await b.page.$eval("#evalgraph-line", (l) => l.getAttribute("points").split(" ").length);
+  assert.ok(points >= 2, `${points} points`);
   const bar = await b.page.$eval("#evalbar-fill", (e) => e.style.width);
   assert.match(bar, /^\d+(\.\d+)?%$/);
   await screenshot(b.page, "analysis");
