@@ -390,7 +390,7 @@ impl Run<'_> {
         let opp_wins = threats::win_cells(&self.pos, opp);
         let mut cand = CellList::new();
         if !opp_wins.is_empty() {
-            for &c in threats::defences(&mut self.pos, opp, &opp_wins).as_slice() {
+            for &c in threats::defences(&self.pos, opp, &opp_wins).as_slice() {
                 if self.pos.class(c as usize, me) >= C_THREE {
                     cand.push(c as usize);
                 }
@@ -467,7 +467,7 @@ impl Run<'_> {
         let att_wins = threats::win_cells(&self.pos, att);
         let mut moves = CellList::new();
         if !att_wins.is_empty() {
-            moves = threats::defences(&mut self.pos, att, &att_wins);
+            moves = threats::defences(&self.pos, att, &att_wins);
             if moves.is_empty() {
                 return Some(1);
             }
@@ -558,7 +558,7 @@ impl Run<'_> {
         let opp = 1 - me;
         let opp_wins = threats::win_cells(&self.pos, opp);
         if !opp_wins.is_empty() {
-            for &c in threats::defences(&mut self.pos, opp, &opp_wins).as_slice() {
+            for &c in threats::defences(&self.pos, opp, &opp_wins).as_slice() {
                 out.push((c, self.order_score(c as usize, ply, tt_move)));
             }
             return;
