@@ -18,7 +18,8 @@
 //! - `MATE`: correct when it equals the listed move; other moves may also win, so the table also
 //!   counts answers whose last `MESSAGE` claims a forced win (a `+M` score, as `pbrain-caro`
 //!   prints it);
-//! - `LOST`: any legal answer is fine (the position only checks the engine survives).
+//! - `LOST`: any legal answer is fine (the position only checks the engine survives);
+//! - `QUIET` positions (speed measurements, nothing to check) are skipped.
 //!
 //! An illegal answer, an `ERROR` or no answer within the turn time plus a grace period counts
 //! against the engine; a silent engine is restarted.
@@ -71,7 +72,7 @@ fn main() {
         let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
         let positions = parse(&text).unwrap_or_else(|e| panic!("{file:?}: {e}"));
         let name = file_name(file);
-        for p in positions {
+        for p in positions.into_iter().filter(|p| p.label != Label::Quiet) {
             let outcome = engine_proc.solve(&p, ms).unwrap_or_else(|why| {
                 // A silent or dead engine: start a new one for the next position.
                 engine_proc = Engine::spawn(&engine);
@@ -157,7 +158,7 @@ impl Tally {
         match outcome {
             Outcome::Failed(_) => false,
             Outcome::Move { mv, .. } => match p.label {
-                Label::Lost => true,
+                Label::Lost | Label::Quiet => true,
                 Label::Mate => p.expected.first() == Some(mv),
                 Label::Win1 | Label::Block4 | Label::Defend => p.expected.contains(mv),
             },
