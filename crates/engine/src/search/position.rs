@@ -285,6 +285,11 @@ impl Position {
     pub fn hash(&self) -> u64 {
         self.hash
     }
+    /// The hash after the side to move plays on empty cell `i`, without playing it.
+    #[inline]
+    pub fn hash_after(&self, i: usize) -> u64 {
+        self.hash ^ self.zobrist[self.side()][i]
+    }
     /// The rule variant.
     #[inline]
     pub fn rule(&self) -> Rule {

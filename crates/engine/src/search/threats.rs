@@ -43,6 +43,11 @@ impl CellList {
     pub fn as_slice(&self) -> &[u16] {
         &self.cells[..self.len]
     }
+    /// Whether the list holds as many cells as it can (a push would be dropped).
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.len == self.cells.len()
+    }
     /// Whether the list is empty.
     #[inline]
     pub fn is_empty(&self) -> bool {
