@@ -17,8 +17,11 @@
 //! - `WIN1`, `BLOCK4`, `DEFEND`: correct when the answer is one of the listed squares;
 //! - `MATE`: correct when it equals the listed move; other moves may also win, so the table also
 //!   counts answers whose last `MESSAGE` claims a forced win (a `+M` score, as `pbrain-caro`
-//!   prints it);
-//! - `LOST`: any legal answer is fine (the position only checks the engine survives).
+//!   prints it), and "keeps win", the answers that are the listed move or claim a forced win
+//!   (the measure: a move that keeps the forced win; a claim is a proof found by the
+//!   engine's search, not checked here);
+//! - `LOST`: any legal answer is fine (the position only checks the engine survives);
+//! - `QUIET` positions (speed measurements, nothing to check) are skipped.
 //!
 //! An illegal answer, an `ERROR` or no answer within the turn time plus a grace period counts
 //! against the engine; a silent engine is restarted.
@@ -71,7 +74,7 @@ fn main() {
         let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
         let positions = parse(&text).unwrap_or_else(|e| panic!("{file:?}: {e}"));
         let name = file_name(file);
-        for p in positions {
+        for p in positions.into_iter().filter(|p| p.label != Label::Quiet) {
             let outcome = engine_proc.solve(&p, ms).unwrap_or_else(|why| {
                 // A silent or dead engine: start a new one for the next position.
                 engine_proc = Engine::spawn(&engine);
@@ -81,14 +84,22 @@ fn main() {
                 .entry((name.clone(), format!("{:?}", p.label).to_uppercase()))
                 .or_default();
             tally.add(&p, &outcome);
-            if verbose && !tally.was_correct(&p, &outcome) {
+            let keeps = matches!(
+                outcome,
+                Outcome::Move {
+                    claims_win: true,
+                    ..
+                }
+            );
+            if verbose && !tally.was_correct(&p, &outcome) && !(p.label == Label::Mate && keeps) {
                 let answer = match &outcome {
                     Outcome::Move { mv, .. } => square_name(*mv),
                     Outcome::Failed(why) => why.clone(),
                 };
                 println!(
-                    "{}: answered {answer}, expected {}",
+                    "{} ({}): answered {answer}, expected {}",
                     p.id,
+                    p.note,
                     p.expected
                         .iter()
                         .map(|&m| square_name(m))
@@ -101,35 +112,43 @@ fn main() {
     engine_proc.quit();
 
     println!("\n{engine} at {ms} ms per move\n");
-    println!("| file | label | positions | correct | % | claims win | illegal/error/timeout |");
-    println!("|---|---|---:|---:|---:|---:|---:|");
+    println!(
+        "| file | label | positions | correct | % | claims win | keeps win | illegal/error/timeout |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
     let mut all = Tally::default();
     for ((file, label), t) in &table {
+        let mate = |n: u32| {
+            if label == "MATE" {
+                format!("{n} ({:.1}%)", 100.0 * n as f64 / t.total.max(1) as f64)
+            } else {
+                "-".to_string()
+            }
+        };
         println!(
-            "| {file} | {label} | {} | {} | {:.0}% | {} | {} |",
+            "| {file} | {label} | {} | {} | {:.0}% | {} | {} | {} |",
             t.total,
             t.correct,
             100.0 * t.correct as f64 / t.total.max(1) as f64,
-            if label == "MATE" {
-                t.claims_win.to_string()
-            } else {
-                "-".to_string()
-            },
+            mate(t.claims_win),
+            mate(t.keeps_win),
             t.failed
         );
         all.total += t.total;
         all.correct += t.correct;
         if label == "MATE" {
             all.claims_win += t.claims_win;
+            all.keeps_win += t.keeps_win;
         }
         all.failed += t.failed;
     }
     println!(
-        "| **all** | | {} | {} | {:.0}% | {} | {} |",
+        "| **all** | | {} | {} | {:.0}% | {} | {} | {} |",
         all.total,
         all.correct,
         100.0 * all.correct as f64 / all.total.max(1) as f64,
         all.claims_win,
+        all.keeps_win,
         all.failed
     );
     eprintln!("({:.1} s)", start.elapsed().as_secs_f64());
@@ -149,6 +168,8 @@ struct Tally {
     total: u32,
     correct: u32,
     claims_win: u32,
+    /// MATE answers that are the listed move or claim a forced win.
+    keeps_win: u32,
     failed: u32,
 }
 
@@ -157,7 +178,7 @@ impl Tally {
         match outcome {
             Outcome::Failed(_) => false,
             Outcome::Move { mv, .. } => match p.label {
-                Label::Lost => true,
+                Label::Lost | Label::Quiet => true,
                 Label::Mate => p.expected.first() == Some(mv),
                 Label::Win1 | Label::Block4 | Label::Defend => p.expected.contains(mv),
             },
@@ -171,10 +192,11 @@ impl Tally {
         }
         match outcome {
             Outcome::Failed(_) => self.failed += 1,
-            Outcome::Move {
-                claims_win: true, ..
-            } => self.claims_win += 1,
-            Outcome::Move { .. } => {}
+            Outcome::Move { mv, claims_win } => {
+                self.claims_win += *claims_win as u32;
+                let listed = p.expected.first() == Some(mv);
+                self.keeps_win += (p.label == Label::Mate && (listed || *claims_win)) as u32;
+            }
         }
     }
 }

@@ -55,9 +55,14 @@ pub struct Bot {
 impl Bot {
     /// A bot for `level`, its randomness seeded with `seed`.
     pub fn new(level: Level, seed: u64) -> Bot {
+        Bot::with_table(level, seed, 16)
+    }
+
+    /// A bot for `level` whose engine's transposition table uses about `tt_mb` MiB.
+    pub fn with_table(level: Level, seed: u64, tt_mb: usize) -> Bot {
         Bot {
             level,
-            engine: Engine::new(16),
+            engine: Engine::new(tt_mb),
             rng: SmallRng::seed_from_u64(seed),
         }
     }
@@ -67,6 +72,17 @@ impl Bot {
         &self.level
     }
 
+    /// Replaces the engine by one with a table of about `tt_mb` MiB; the random generator goes
+    /// on.
+    pub fn resize_table(&mut self, tt_mb: usize) {
+        self.engine = Engine::new(tt_mb);
+    }
+
+    /// Forgets what the engine learnt (between games); the random generator goes on.
+    pub fn clear(&mut self) {
+        self.engine.clear();
+    }
+
     /// Chooses a move for the side to move; `None` only when the game is over.
     pub fn choose(
         &mut self,
@@ -74,11 +90,24 @@ impl Bot {
         stop: &AtomicBool,
         info: &mut dyn FnMut(&SearchInfo),
     ) -> Option<SearchResult> {
+        self.choose_within(board, self.level.time, stop, info)
+    }
+
+    /// As [`Bot::choose`], with the time budget the smaller of the level's and `time` (a
+    /// protocol front end's clock). The classic style has no clock of its own: only `stop`
+    /// ends it early.
+    pub fn choose_within(
+        &mut self,
+        board: &Board,
+        time: Duration,
+        stop: &AtomicBool,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> Option<SearchResult> {
         let mut result = match self.level.style {
             Style::Full => {
                 let limits = Limits {
                     max_depth: self.level.max_depth,
-                    time: Some(self.level.time),
+                    time: Some(self.level.time.min(time)),
                     nodes: None,
                 };
                 self.engine.search(board, &limits, stop, info)?

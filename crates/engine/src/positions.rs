@@ -21,6 +21,9 @@ pub enum Label {
     Mate,
     /// The side to move is lost whatever it does.
     Lost,
+    /// A midgame position from play with no known forced result, for speed and depth
+    /// measurements; there is no answer to check.
+    Quiet,
 }
 
 /// One parsed position.
@@ -111,6 +114,7 @@ fn parse_line(line: &str) -> Result<TestPosition, String> {
         "DEFEND" => Label::Defend,
         "MATE" => Label::Mate,
         "MATED" | "LOST" => Label::Lost,
+        "QUIET" => Label::Quiet,
         other => return Err(format!("unknown label {other:?}")),
     };
     let mate_in = note

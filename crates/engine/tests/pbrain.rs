@@ -30,7 +30,7 @@ impl Brain {
         Brain::spawn_with(&[])
     }
 
-    /// `pbrain-caro` with command-line arguments (`classic 2`).
+    /// `pbrain-caro` with command-line arguments (`classic 2`, `--depth 3 --blunder 0.5`).
     fn spawn_with(args: &[&str]) -> Brain {
         let mut child = Command::new(env!("CARGO_BIN_EXE_pbrain-caro"))
             .args(args)
@@ -378,6 +378,102 @@ fn classic_mode_wins_and_blocks() {
     brain.end();
 }
 
+/// The same two positions through `--style classic --depth 2`, the flag form of `classic 2`.
+#[test]
+fn classic_style_flag_is_the_classic_mode() {
+    let mut brain = Brain::spawn_with(&["--style", "classic", "--depth", "2"]);
+    brain.send("INFO timeout_turn 2000");
+    brain.expect("START 15", "OK");
+    let reply = brain.board(&WIN_NOW);
+    assert!(reply == "3,7" || reply == "8,7", "{reply}");
+    brain.end();
+}
+
+/// A bot level on the command line: `--depth` bounds every reported iteration, and a bot that
+/// blunders on every move (`--blunder 1`) still takes a five and still blocks one, as a server
+/// bot does.
+#[test]
+fn level_flags_limit_the_depth_and_blunder_safely() {
+    let mut brain = Brain::spawn_with(&["--depth", "3", "--blunder", "1", "--seed", "7"]);
+    brain.send("INFO timeout_turn 5000");
+    brain.send("INFO rule 0");
+    brain.expect("START 15", "OK");
+    let reply = brain.board(&WIN_NOW);
+    assert!(reply == "3,7" || reply == "8,7", "{reply}");
+    brain.expect("RESTART", "OK");
+    let reply = brain.board(&[
+        (4, 7, 2),
+        (5, 7, 2),
+        (6, 7, 2),
+        (7, 7, 2),
+        (3, 7, 1),
+        (0, 14, 1),
+        (14, 0, 1),
+    ]);
+    assert_eq!(reply, "8,7");
+    brain.expect("RESTART", "OK");
+    brain.expect_move("BEGIN");
+    brain.expect_move("TURN 8,8");
+    brain.expect_move("TURN 9,9");
+    let depths: Vec<u32> = brain
+        .messages
+        .iter()
+        .filter_map(|m| m.split_whitespace().skip_while(|&w| w != "depth").nth(1))
+        .map(|d| d.parse().unwrap())
+        .collect();
+    assert!(!depths.is_empty(), "{:?}", brain.messages);
+    assert!(depths.iter().all(|&d| d <= 3), "{depths:?}");
+    brain.end();
+}
+
+/// Blunders are seeded: the same flags and the same session give the same moves, and with
+/// `--blunder 1` the move differs from the unblundering bot's every time.
+#[test]
+fn blunders_follow_the_seed() {
+    let session = |args: &[&str]| {
+        let mut brain = Brain::spawn_with(args);
+        brain.send("INFO timeout_turn 5000");
+        brain.send("INFO rule 9");
+        brain.expect("START 15", "OK");
+        // A quiet position with many reasonable moves.
+        let reply = brain.board(&[(7, 7, 2), (8, 8, 1), (6, 8, 2)]);
+        let first = parse_move(&reply).unwrap_or_else(|| panic!("{reply}"));
+        brain.expect("RESTART", "OK");
+        let reply = brain.board(&[(7, 7, 2), (8, 6, 1), (9, 7, 2)]);
+        let second = parse_move(&reply).unwrap_or_else(|| panic!("{reply}"));
+        brain.end();
+        [first, second]
+    };
+    let best = session(&["--depth", "2"]);
+    let a = session(&["--depth", "2", "--blunder", "1", "--seed", "11"]);
+    let b = session(&["--depth", "2", "--blunder", "1", "--seed", "11"]);
+    assert_eq!(a, b, "same seed, same moves");
+    assert!(a[0] != best[0] && a[1] != best[1], "{a:?} vs {best:?}");
+}
+
+/// A malformed level is a usage error (exit status 2), not a brain that plays something else.
+#[test]
+fn bad_level_flags_are_refused() {
+    for args in [
+        &["--depth", "0"][..],
+        &["--blunder", "2"],
+        &["--style", "turbo"],
+        &["--time-ms"],
+        &["--nodes", "5"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_pbrain-caro"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: nothing on the protocol channel"
+        );
+    }
+}
+
 /// `pbrain-caro bench 2` prints the Stockfish-style totals and exits 0.
 #[test]
 fn bench_mode_prints_the_node_count() {
@@ -400,7 +496,7 @@ fn bench_mode_prints_the_node_count() {
     assert_eq!(bad.status.code(), Some(2), "usage error");
 }
 
-/// Needs the real search: with the placeholder `Engine::search` (first empty cell) this fails.
+/// Needs a search that sees the five: an engine that only answers legally fails this.
 #[test]
 fn strength_takes_the_winning_square_after_board() {
     let mut brain = started(0);

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use caro_engine::classic;
+use caro_engine::bot::{Bot, Level, Style};
 use caro_engine::rules::{MAX_SIZE, MIN_CARO_SIZE};
 use caro_engine::search::{is_mate, Engine, Limits, SearchInfo, WIN};
 use caro_engine::{Board, Cell, Move, Rule, Rules, Status};
@@ -53,46 +53,144 @@ const MOVES_TO_GO: u64 = 20;
 
 /// Depth of `pbrain-caro classic` when none is given: the `classic` bot level's.
 const CLASSIC_DEPTH: u8 = 4;
+/// Deepest iteration of the full search when `--depth` is not given.
+const FULL_DEPTH: u8 = 64;
+/// The level's own time budget when `--time-ms` is not given: in effect none, the protocol's
+/// clock decides.
+const NO_TIME_CAP: Duration = Duration::from_secs(24 * 3600);
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        None => serve(None),
         Some("classic") => {
             let depth = match args.get(1).map(|d| d.parse::<u8>()) {
                 None => CLASSIC_DEPTH,
-                Some(Ok(d)) if d > 0 => d,
-                Some(_) => usage(),
+                Some(Ok(d)) if d > 0 && args.len() == 2 => d,
+                Some(_) => usage(None),
             };
-            serve(Some(depth));
+            let options = Options {
+                level: Level {
+                    style: Style::Classic,
+                    max_depth: depth,
+                    time: NO_TIME_CAP,
+                    blunder: 0.0,
+                },
+                seed: 1,
+            };
+            serve(options);
         }
         Some("bench") => {
             let depth = match args.get(1).map(|d| d.parse::<u8>()) {
                 None => BENCH_DEPTH,
-                Some(Ok(d)) if d > 0 => d,
-                Some(_) => usage(),
+                Some(Ok(d)) if d > 0 && args.len() == 2 => d,
+                Some(_) => usage(None),
             };
             bench(depth);
         }
-        Some(_) => usage(),
+        _ => match parse_options(&args) {
+            Ok(options) => serve(options),
+            Err(e) => usage(Some(&e)),
+        },
     }
 }
 
-/// Speaks the protocol on stdin/stdout with our engine, or with the classic baseline to
-/// `classic_depth`.
-fn serve(classic_depth: Option<u8>) {
+/// How this process plays: a bot level (the same four numbers as a server bot's `Level` in
+/// `config.toml`) and the seed of its blunders.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Options {
+    level: Level,
+    seed: u64,
+}
+
+/// Reads `--style full|classic`, `--depth N`, `--time-ms T`, `--blunder P` and `--seed S`
+/// (each also as `--flag=value`), which map one to one onto [`Level`]. What is not given plays
+/// as strong as we can: the full search, depth 64, no time cap of its own, no blunders.
+fn parse_options(args: &[String]) -> Result<Options, String> {
+    let mut style = Style::Full;
+    let (mut depth, mut time, mut blunder, mut seed) = (None, NO_TIME_CAP, 0.0, 1);
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) => (f, Some(v.to_string())),
+            None => (arg.as_str(), None),
+        };
+        let Some(value) = inline.or_else(|| args.next().cloned()) else {
+            return Err(format!("{flag} needs a value"));
+        };
+        let bad = || format!("bad value {value:?} for {flag}");
+        match flag {
+            "--style" => {
+                style = match value.as_str() {
+                    "full" => Style::Full,
+                    "classic" => Style::Classic,
+                    _ => return Err(bad()),
+                }
+            }
+            "--depth" => {
+                depth = Some(
+                    value
+                        .parse::<u8>()
+                        .ok()
+                        .filter(|&d| d > 0)
+                        .ok_or_else(bad)?,
+                )
+            }
+            "--time-ms" => {
+                let ms = value
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&t| t > 0)
+                    .ok_or_else(bad)?;
+                time = Duration::from_millis(ms).min(NO_TIME_CAP);
+            }
+            "--blunder" => {
+                blunder = value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|p| (0.0..=1.0).contains(p))
+                    .ok_or_else(bad)?
+            }
+            "--seed" => seed = value.parse::<u64>().map_err(|_| bad())?,
+            _ => return Err(format!("unknown option {flag:?}")),
+        }
+    }
+    let max_depth = depth.unwrap_or(match style {
+        Style::Full => FULL_DEPTH,
+        Style::Classic => CLASSIC_DEPTH,
+    });
+    Ok(Options {
+        level: Level {
+            style,
+            max_depth,
+            time,
+            blunder,
+        },
+        seed,
+    })
+}
+
+/// Speaks the protocol on stdin/stdout, playing at `options`' level.
+fn serve(options: Options) {
     let stdin = io::stdin();
     let stdout = io::stdout();
-    let mut brain = Brain::new();
-    brain.classic_depth = classic_depth;
+    let mut brain = Brain::new(options);
     brain.run(&mut stdin.lock(), &mut stdout.lock());
 }
 
-fn usage() -> ! {
+fn usage(error: Option<&str>) -> ! {
+    if let Some(e) = error {
+        eprintln!("pbrain-caro: {e}");
+    }
     eprintln!(
-        "usage: pbrain-caro                 speak the Gomocup protocol on stdin/stdout\n       \
-         pbrain-caro classic [depth]   the same with the seed's classic engine (depth {CLASSIC_DEPTH})\n       \
-         pbrain-caro bench [depth]     search the bench positions to depth (default {BENCH_DEPTH})"
+        "usage: pbrain-caro [OPTIONS]         speak the Gomocup protocol on stdin/stdout\n       \
+         pbrain-caro classic [depth]   the same as --style classic --depth depth (default {CLASSIC_DEPTH})\n       \
+         pbrain-caro bench [depth]     search the bench positions to depth (default {BENCH_DEPTH})\n\
+         options (a bot level, as in config.toml; the protocol's timeout_turn still applies):\n  \
+         --style full|classic   which search (default full)\n  \
+         --depth N              deepest iteration in plies (default {FULL_DEPTH}; classic {CLASSIC_DEPTH})\n  \
+         --time-ms T            time per move, capped by the protocol's clock (default: the clock's)\n  \
+         --blunder P            probability 0..1 of a deliberate weaker move (default 0)\n  \
+         --seed S               seed of the blunders (default 1)"
     );
     std::process::exit(2);
 }
@@ -157,7 +255,10 @@ impl Clock {
     /// margin: a tenth of the turn time, at least 30 ms, from the turn limit; from the match
     /// clock (`time_left`) we spend `time_left / MOVES_TO_GO`, never more than what is left
     /// less the margin.
-    fn budget(&self) -> (Duration, Duration) {
+    ///
+    /// `cap` is the level's own time per move (`--time-ms`): the soft budget is the smaller of
+    /// the two, and the hard deadline follows from it.
+    fn budget(&self, cap: Duration) -> (Duration, Duration) {
         let margin = |t: u64| (t / 10).max(30);
         let mut soft = if self.timeout_turn == 0 {
             FASTEST_MS
@@ -169,7 +270,9 @@ impl Clock {
             let share = left / MOVES_TO_GO;
             soft = soft.min(share).min(left.saturating_sub(margin(left)));
         }
-        let soft = soft.max(1);
+        let soft = soft
+            .min(cap.as_millis().try_into().unwrap_or(u64::MAX))
+            .max(1);
         // The search checks its clock between iterations and every few thousand nodes; the
         // watchdog is for a search that does not (or overruns): halfway into the margin.
         let hard = soft + (margin(soft) / 2).min(100);
@@ -192,10 +295,9 @@ struct Brain {
     rule: Rule,
     clock: Clock,
     tt_mb: usize,
-    engine: Engine,
-    /// `Some(depth)`: play with the seed's [`classic`] search to that depth (stopped only by the
-    /// watchdog) instead of the engine, to measure the baseline through the same protocol.
-    classic_depth: Option<u8>,
+    /// Plays at the level given on the command line: the full search, or the seed's classic
+    /// search (stopped only by the watchdog), with or without blunders.
+    bot: Bot,
     /// Set by an `INFO rule` we cannot play; every game command is answered with it until a
     /// rule we can play arrives.
     rule_error: Option<String>,
@@ -205,14 +307,13 @@ struct Brain {
 }
 
 impl Brain {
-    fn new() -> Brain {
+    fn new(options: Options) -> Brain {
         Brain {
             board: None,
             rule: Rule::Freestyle,
             clock: Clock::default(),
             tt_mb: DEFAULT_TT_MB,
-            engine: Engine::new(DEFAULT_TT_MB),
-            classic_depth: None,
+            bot: Bot::with_table(options.level, options.seed, DEFAULT_TT_MB),
             rule_error: None,
             marked: Vec::new(),
         }
@@ -280,7 +381,7 @@ impl Brain {
             Ok(rules) => {
                 self.board = Some(Board::new(rules));
                 self.marked.clear();
-                self.engine.clear();
+                self.bot.clear();
                 "OK".to_string()
             }
             Err(_) => {
@@ -313,7 +414,7 @@ impl Brain {
                 let rules = *board.rules();
                 self.board = Some(Board::new(rules));
                 self.marked.clear();
-                self.engine.clear();
+                self.bot.clear();
                 "OK".to_string()
             }
             None => no_game(),
@@ -345,7 +446,7 @@ impl Brain {
                 };
                 if mb != self.tt_mb {
                     self.tt_mb = mb;
-                    self.engine = Engine::new(mb);
+                    self.bot.resize_table(mb);
                 }
             }
             "rule" => {
@@ -527,15 +628,9 @@ impl Brain {
                 };
             }
         }
-        let (soft, hard) = self.clock.budget();
-        let limits = Limits {
-            max_depth: 64,
-            time: Some(soft),
-            nodes: None,
-        };
+        let (soft, hard) = self.clock.budget(self.bot.level().time);
         let stop = AtomicBool::new(false);
-        let engine = &mut self.engine;
-        let classic_depth = self.classic_depth;
+        let bot = &mut self.bot;
         let result = std::thread::scope(|scope| {
             let (done, watch) = mpsc::channel::<()>();
             let stop = &stop;
@@ -546,10 +641,7 @@ impl Brain {
                 }
             });
             let mut report = |info: &SearchInfo| send(out, &format!("MESSAGE {}", describe(info)));
-            let result = match classic_depth {
-                Some(depth) => classic::search(board, depth, stop, &mut report),
-                None => engine.search(board, &limits, stop, &mut report),
-            };
+            let result = bot.choose_within(board, soft, stop, &mut report);
             drop(done);
             result
         });
@@ -650,15 +742,15 @@ mod tests {
             timeout_turn: 5_000,
             ..Clock::default()
         };
-        let (soft, hard) = clock.budget();
+        let (soft, hard) = clock.budget(NO_TIME_CAP);
         assert_eq!(ms(soft), 4_500);
         assert!(ms(hard) < 5_000 && ms(hard) > ms(soft));
         let fast = Clock {
             timeout_turn: 100,
             ..Clock::default()
         };
-        assert_eq!(ms(fast.budget().0), 70);
-        assert!(ms(fast.budget().1) < 100);
+        assert_eq!(ms(fast.budget(NO_TIME_CAP).0), 70);
+        assert!(ms(fast.budget(NO_TIME_CAP).1) < 100);
     }
 
     #[test]
@@ -668,12 +760,75 @@ mod tests {
             timeout_match: 180_000,
             time_left: Some(60_000),
         };
-        assert_eq!(ms(clock.budget().0), 60_000 / MOVES_TO_GO);
+        assert_eq!(ms(clock.budget(NO_TIME_CAP).0), 60_000 / MOVES_TO_GO);
         let nearly_out = Clock {
             time_left: Some(20),
             ..clock
         };
-        assert_eq!(ms(nearly_out.budget().0), 1);
+        assert_eq!(ms(nearly_out.budget(NO_TIME_CAP).0), 1);
+    }
+
+    #[test]
+    fn the_level_time_caps_the_budget() {
+        let clock = Clock {
+            timeout_turn: 5_000,
+            ..Clock::default()
+        };
+        let (soft, hard) = clock.budget(Duration::from_millis(200));
+        assert_eq!(ms(soft), 200);
+        assert!(ms(hard) > 200 && ms(hard) < 300, "{hard:?}");
+        // The protocol's clock wins when it is the smaller.
+        assert_eq!(ms(clock.budget(Duration::from_millis(9_000)).0), 4_500);
+    }
+
+    fn options(args: &[&str]) -> Result<Options, String> {
+        parse_options(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn options_map_onto_a_level() {
+        let o = options(&[]).unwrap();
+        assert_eq!(
+            (o.level.style, o.level.max_depth, o.level.blunder, o.seed),
+            (Style::Full, FULL_DEPTH, 0.0, 1)
+        );
+        let o = options(&[
+            "--depth",
+            "6",
+            "--time-ms=250",
+            "--blunder",
+            "0.25",
+            "--seed",
+            "9",
+        ])
+        .unwrap();
+        assert_eq!(
+            o.level,
+            Level {
+                style: Style::Full,
+                max_depth: 6,
+                time: Duration::from_millis(250),
+                blunder: 0.25,
+            }
+        );
+        assert_eq!(o.seed, 9);
+        let o = options(&["--style", "classic"]).unwrap();
+        assert_eq!(
+            (o.level.style, o.level.max_depth),
+            (Style::Classic, CLASSIC_DEPTH)
+        );
+        for bad in [
+            &["--depth", "0"][..],
+            &["--depth"],
+            &["--blunder", "1.5"],
+            &["--time-ms", "0"],
+            &["--style", "fast"],
+            &["--seed", "-1"],
+            &["--level", "strong"],
+            &["7"],
+        ] {
+            assert!(options(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
@@ -682,7 +837,7 @@ mod tests {
             timeout_turn: 0,
             ..Clock::default()
         };
-        assert_eq!(ms(clock.budget().0), FASTEST_MS);
+        assert_eq!(ms(clock.budget(NO_TIME_CAP).0), FASTEST_MS);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! - [`pattern`]: line-pattern tables per rule variant, built once;
 //! - [`position`]: the search's board with incrementally maintained patterns and evaluation;
 //! - [`threats`]: immediate wins, the defences against a five, and the VCF solver;
+//! - [`vct`]: the threat-space search (fours and threes) by df-pn;
 //! - [`tt`]: the transposition table;
 //! - [`negamax`]: iterative deepening, aspiration windows, principal variation search.
 //!
@@ -16,6 +17,7 @@ pub mod pattern;
 pub mod position;
 pub mod threats;
 pub mod tt;
+pub mod vct;
 
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

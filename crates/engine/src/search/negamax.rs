@@ -16,9 +16,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::position::{Position, C_FLEX4, C_FOUR, C_FOUR_THREE, C_THREE, C_THREE_THREE, C_WIN};
+use super::position::{Position, C_FLEX4, C_FOUR, C_FOUR_THREE, C_THREE_THREE, C_WIN};
 use super::threats::{self, CellList, Vcf};
 use super::tt::{self, Bound, Table};
+use super::vct::Dfpn;
 use super::{is_mate, Limits, Score, SearchInfo, SearchResult, WIN};
 use crate::{Board, Move, Status};
 
@@ -29,15 +30,23 @@ const NO_MOVE: u16 = u16::MAX;
 /// VCF at the leaves: how many fours deep, and how many nodes at most.
 const LEAF_VCF_DEPTH: u32 = 6;
 const LEAF_VCF_NODES: u64 = 24;
-/// Threat-space search at the root: attacker moves deep, and node budget without a node limit.
-const VCT_DEPTH: u32 = 8;
-/// Node budget of the VCF tried at each attacker node of the threat-space search.
-const VCT_VCF_NODES: u64 = 20;
+/// Node budget of the threat-space search at the root when the search has neither a node nor a
+/// time limit (a fixed-depth search).
 const VCT_NODES: u64 = 60_000;
-/// Entries of the threat-space search's failure cache (a power of two).
-const VCT_CACHE: usize = 1 << 16;
+/// A `max_depth` from which a search counts as limited by its clock alone.
+const UNBOUNDED_DEPTH: u8 = 32;
+/// Share of a time budget the threat-space search may use.
+const VCT_TIME_NUM: u32 = 1;
+const VCT_TIME_DEN: u32 = 3;
 /// Ordering score above which a move is "tactical" and never reduced.
 const TACTICAL: i32 = 300;
+
+/// Entries (log 2) of the threat-space table for a main table of `tt_mb` MiB: a quarter of its
+/// memory again, at 24 bytes an entry.
+fn dfpn_log2(tt_mb: usize) -> u32 {
+    let entries = (tt_mb.max(1) << 20) / 4 / 24;
+    entries.max(1 << 12).ilog2().min(22)
+}
 
 /// The search's reusable tables (the [`Engine`](super::Engine)'s state).
 pub struct Searcher {
@@ -47,8 +56,8 @@ pub struct Searcher {
     pv: Vec<[u16; MAX_PLY]>,
     pv_len: [usize; MAX_PLY],
     moves: Vec<Vec<(u16, i32)>>,
-    /// Threat-space search failures: (hash, attacker depth that failed), by hash.
-    vct_fail: Vec<(u64, u32)>,
+    /// The threat-space solver and its table of proofs.
+    dfpn: Dfpn,
 }
 
 /// One search in progress: the position and the limits.
@@ -65,7 +74,6 @@ struct Run<'a> {
     aborted: bool,
     /// When the threat-space search must give the main search its turn (a fifth of the time).
     vct_deadline: Option<Instant>,
-    vct_out: bool,
     small: bool,
 }
 
@@ -79,7 +87,7 @@ impl Searcher {
             pv: vec![[NO_MOVE; MAX_PLY]; MAX_PLY],
             pv_len: [0; MAX_PLY],
             moves: (0..MAX_PLY).map(|_| Vec::with_capacity(256)).collect(),
-            vct_fail: vec![(0, 0); VCT_CACHE],
+            dfpn: Dfpn::new(dfpn_log2(tt_mb)),
         }
     }
 
@@ -90,6 +98,7 @@ impl Searcher {
             .iter_mut()
             .for_each(|h| h.iter_mut().for_each(|v| *v = 0));
         self.killers = [[NO_MOVE; 2]; MAX_PLY];
+        self.dfpn.clear();
     }
 
     fn run<'a>(&'a mut self, board: &Board, limits: &Limits, stop: &'a AtomicBool) -> Run<'a> {
@@ -104,7 +113,6 @@ impl Searcher {
             }
         }
         self.killers = [[NO_MOVE; 2]; MAX_PLY];
-        self.vct_fail.iter_mut().for_each(|e| *e = (0, 0));
         self.tt.new_search();
         let start = Instant::now();
         Run {
@@ -118,8 +126,7 @@ impl Searcher {
             nodes: 0,
             next_poll: 1024,
             aborted: false,
-            vct_deadline: limits.time.map(|t| start + t / 5),
-            vct_out: false,
+            vct_deadline: limits.time.map(|t| start + t * VCT_TIME_NUM / VCT_TIME_DEN),
         }
     }
 
@@ -255,26 +262,42 @@ impl Run<'_> {
             }
         }
 
-        // Then a win by threes and fours (threat-space search), deepening the number of
-        // attacker moves within a share of the budget.
+        // Then a win by threes and fours (threat-space search), within a share of the budget.
         if self.pos.size() > 25 {
-            let share = if self.node_limit == u64::MAX {
-                VCT_NODES
-            } else {
+            let share = if self.node_limit != u64::MAX {
                 (self.node_limit * 3 / 4).min(VCT_NODES * 8)
+            } else if self.deadline.is_some() && limits.max_depth >= UNBOUNDED_DEPTH {
+                u64::MAX // the clock decides
+            } else {
+                // A depth-limited search (a weaker bot level, a bench) stays cheap.
+                VCT_NODES
             };
-            let end = self.nodes + share;
-            for depth in 1..=VCT_DEPTH {
-                if let Some((m, plies)) = self.vct_root(depth, end) {
-                    let r = self.result(m, WIN - plies as i32, depth as u8, &[m]);
-                    self.report(&r, info);
-                    return r;
-                }
-                if self.aborted || self.vct_out || self.nodes >= end {
-                    break;
-                }
+            let Run {
+                s,
+                pos,
+                stop,
+                deadline,
+                vct_deadline,
+                ..
+            } = self;
+            let mut out = |_| {
+                stop.load(Ordering::Relaxed)
+                    || [*deadline, *vct_deadline]
+                        .iter()
+                        .flatten()
+                        .any(|&d| Instant::now() >= d)
+            };
+            let found = s.dfpn.solve(pos, share, &mut out);
+            self.nodes += self.s.dfpn.nodes;
+            if let Some((m, plies)) = found {
+                let r = self.result(m as u16, WIN - plies as i32, 1, &[m as u16]);
+                self.report(&r, info);
+                return r;
             }
-            if self.aborted {
+            if self.stop.load(Ordering::Relaxed)
+                || self.deadline.is_some_and(|d| Instant::now() >= d)
+                || self.nodes >= self.node_limit
+            {
                 self.report(&best, info);
                 return best;
             }
@@ -365,146 +388,6 @@ impl Run<'_> {
             .expect("an ongoing game has an empty cell")
     }
 
-    /// The root of the threat-space search: a first move and the plies to the five.
-    fn vct_root(&mut self, depth: u32, end: u64) -> Option<(u16, u32)> {
-        let me = self.pos.side();
-        let cand = self.vct_moves(me);
-        for &c in cand.as_slice() {
-            self.pos.play(c as usize);
-            let r = self.vct_defend(depth, end);
-            self.pos.undo();
-            if let Some(plies) = r {
-                return Some((c, plies + 1));
-            }
-            if self.aborted || self.vct_out || self.nodes >= end {
-                break;
-            }
-        }
-        None
-    }
-
-    /// The attacker's threats: fours and moves that make an open three (or better), or only
-    /// the threatening blocks when a five must be stopped; strongest first.
-    fn vct_moves(&mut self, me: usize) -> CellList {
-        let opp = 1 - me;
-        let opp_wins = threats::win_cells(&self.pos, opp);
-        let mut cand = CellList::new();
-        if !opp_wins.is_empty() {
-            for &c in threats::defences(&mut self.pos, opp, &opp_wins).as_slice() {
-                if self.pos.class(c as usize, me) >= C_THREE {
-                    cand.push(c as usize);
-                }
-            }
-        } else {
-            for &c in self.pos.board_cells() {
-                let c = c as usize;
-                if self.pos.is_empty(c) && self.pos.class(c, me) >= C_THREE {
-                    cand.push(c);
-                }
-            }
-        }
-        let pos = &self.pos;
-        cand.sort_by_key(|c| std::cmp::Reverse((pos.class(c, me), pos.state(c).value[me])));
-        cand
-    }
-
-    /// Threat-space search (Allis 1994), attacker to move: plies to a forced five.
-    fn vct_attack(&mut self, depth: u32, end: u64) -> Option<u32> {
-        self.nodes += 1;
-        if self.nodes >= self.next_poll {
-            self.next_poll = self.nodes + 1024;
-            self.poll();
-            self.vct_out |= self.vct_deadline.is_some_and(|d| Instant::now() >= d);
-        }
-        if self.aborted || self.vct_out || self.nodes >= end {
-            return None;
-        }
-        let me = self.pos.side();
-        if !threats::win_cells(&self.pos, me).is_empty() {
-            return Some(1);
-        }
-        let mut vcf = Vcf::new(VCT_VCF_NODES, self.pos_k());
-        let found = vcf.solve(&mut self.pos, 12);
-        self.nodes += vcf.nodes;
-        if let Some((_, plies)) = found {
-            return Some(plies);
-        }
-        if depth <= 1 {
-            return None;
-        }
-        // Threat sequences transpose a lot: remember where the attack failed, and how deep.
-        let key = self.pos.hash();
-        let slot = key as usize & (VCT_CACHE - 1);
-        let (k, d) = self.s.vct_fail[slot];
-        if k == key && d >= depth {
-            return None;
-        }
-        let cand = self.vct_moves(me);
-        for &c in cand.as_slice() {
-            self.pos.play(c as usize);
-            let r = self.vct_defend(depth - 1, end);
-            self.pos.undo();
-            if let Some(plies) = r {
-                return Some(plies + 1);
-            }
-            if self.aborted || self.vct_out || self.nodes >= end {
-                // A search cut short proves nothing.
-                return None;
-            }
-        }
-        self.s.vct_fail[slot] = (key, depth);
-        None
-    }
-
-    /// Threat-space search, defender to move after a threat: every defence must lose.
-    fn vct_defend(&mut self, depth: u32, end: u64) -> Option<u32> {
-        self.nodes += 1;
-        let me = self.pos.side();
-        let att = 1 - me;
-        if !threats::win_cells(&self.pos, me).is_empty() {
-            return None;
-        }
-        let att_wins = threats::win_cells(&self.pos, att);
-        let mut moves = CellList::new();
-        if !att_wins.is_empty() {
-            moves = threats::defences(&mut self.pos, att, &att_wins);
-            if moves.is_empty() {
-                return Some(1);
-            }
-        } else {
-            if self.pos.count(att, C_FLEX4) == 0 {
-                return None; // no threat left: the attack fizzled
-            }
-            for n in 0..self.pos.size() {
-                let c = self.pos.board_cells()[n] as usize;
-                if !self.pos.is_empty(c) {
-                    continue;
-                }
-                if threats::is_four_move(&self.pos, c, me) {
-                    moves.push(c);
-                } else if self.pos.class(c, att) >= C_FOUR {
-                    self.pos.play(c);
-                    let stops = self.pos.count(att, C_FLEX4) == 0;
-                    self.pos.undo();
-                    if stops {
-                        moves.push(c);
-                    }
-                }
-            }
-            if moves.is_empty() {
-                return Some(3);
-            }
-        }
-        let mut longest = 0;
-        for &m in moves.as_slice() {
-            self.pos.play(m as usize);
-            let r = self.vct_attack(depth, end);
-            self.pos.undo();
-            longest = longest.max(r? + 1);
-        }
-        Some(longest)
-    }
-
     #[inline]
     fn has_four(&self, p: usize) -> bool {
         self.pos.count(p, C_FOUR) + self.pos.count(p, C_FOUR_THREE) + self.pos.count(p, C_FLEX4) > 0
@@ -558,7 +441,7 @@ impl Run<'_> {
         let opp = 1 - me;
         let opp_wins = threats::win_cells(&self.pos, opp);
         if !opp_wins.is_empty() {
-            for &c in threats::defences(&mut self.pos, opp, &opp_wins).as_slice() {
+            for &c in threats::defences(&self.pos, opp, &opp_wins).as_slice() {
                 out.push((c, self.order_score(c as usize, ply, tt_move)));
             }
             return;

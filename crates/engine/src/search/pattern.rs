@@ -86,21 +86,32 @@ const HALVES: usize = 364;
 /// A classification of every window key for one rule and win length.
 ///
 /// Stored compactly: each half of the key (the five cells on one side) is first mapped to one of
-/// the [`HALVES`] shapes that can occur, so the table has 364 x 364 entries (130 KB, which stays
-/// in the L2 cache) instead of 2^20.
+/// the [`HALVES`] shapes that can occur, so the table has 364 x 364 entries (265 KB with both
+/// players' levels, which stays in the L2 cache) instead of 2^20.
 pub struct Table {
     half_lo: Box<[u16; 1024]>,
     half_hi: Box<[u16; 1024]>,
-    levels: Box<[Level]>,
+    /// Per pair of halves, the level for the player whose stones are `1` (low byte) and for
+    /// the other player (high byte): one lookup serves both sides.
+    pairs: Box<[u16]>,
 }
 
 impl Table {
     /// The level of the centre for the player whose stones are `1` in `key`.
     #[inline]
     pub fn level(&self, key: u32) -> Level {
+        self.pair(key) as Level
+    }
+
+    /// The levels of the centre for both players: the one whose stones are `1` in `key` in the
+    /// low byte, the one whose stones are `2` in the high byte (`level(swap(key))`).
+    #[inline]
+    pub fn pair(&self, key: u32) -> u16 {
         let lo = self.half_lo[(key & 0x3FF) as usize] as usize;
         let hi = self.half_hi[((key >> 10) & 0x3FF) as usize] as usize;
-        self.levels[lo * HALVES + hi]
+        debug_assert!(lo < HALVES && hi < HALVES && self.pairs.len() == HALVES * HALVES);
+        // SAFETY: the half tables hold indices below HALVES, and `pairs` has HALVES^2 entries.
+        unsafe { *self.pairs.get_unchecked(lo * HALVES + hi) }
     }
 
     fn build(rule: Rule, k: u8) -> Table {
@@ -157,10 +168,21 @@ impl Table {
                 levels[a * HALVES + b] = classify(key, rule, k, &mut memo);
             }
         }
+        // The other player's view swaps the stones of each half, which maps a half to another.
+        let swapped: Vec<usize> = reps
+            .iter()
+            .map(|&h| half_lo[swap(h) as usize] as usize)
+            .collect();
+        let pairs = (0..HALVES * HALVES)
+            .map(|n| {
+                let (a, b) = (n / HALVES, n % HALVES);
+                levels[n] as u16 | (levels[swapped[a] * HALVES + swapped[b]] as u16) << 8
+            })
+            .collect();
         Table {
             half_lo,
             half_hi,
-            levels,
+            pairs,
         }
     }
 }
@@ -309,6 +331,24 @@ mod tests {
             F5,
             "an edge is no block"
         );
+    }
+
+    /// The second byte of a pair is the other player's view: the level of the swapped key.
+    #[test]
+    fn pairs_hold_both_views() {
+        let t = table(Rule::Caro, 5);
+        let mut seed = 0x2_4681u32;
+        for _ in 0..20_000 {
+            // Random keys without walls (a wall mid-window never occurs on a board).
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let r = seed >> 8;
+            let k = r & 0xA_AAAA | (r & 0x5_5555 & !((r & 0xA_AAAA) >> 1));
+            let pair = t.pair(k);
+            assert_eq!(pair >> 8, t.pair(swap(k)) & 0xFF, "{k:05x}");
+            assert_eq!(pair & 0xFF, t.pair(swap(k)) >> 8, "{k:05x}");
+        }
+        assert_eq!(t.pair(key(".....oo_oo.....")) >> 8, F5 as u16);
+        assert_eq!(t.pair(key(".....xx_xx.....")) & 0xFF, F5 as u16);
     }
 
     #[test]

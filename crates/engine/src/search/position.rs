@@ -93,10 +93,16 @@ fn combine_table() -> &'static [(Class, i32)] {
     })
 }
 
+/// Weight of direction `d`'s level in an index of [`combine_table`]: the four levels are the
+/// decimal digits of the index, so one direction's change is one addition.
+const DIGIT: [u16; 4] = [1000, 100, 10, 1];
+
+/// The [`combine_table`] index of player `p`'s levels in the four `lines` pairs.
 #[inline]
-fn combine_index(levels: [Level; 4]) -> usize {
-    ((levels[0] as usize * 10 + levels[1] as usize) * 10 + levels[2] as usize) * 10
-        + levels[3] as usize
+fn combine_index(lines: [u16; 4], p: usize) -> u16 {
+    (0..4)
+        .map(|d| DIGIT[d] * ((lines[d] >> (8 * p)) & 0xFF))
+        .sum()
 }
 
 /// Everything derived from the stones, in comparable form (see [`Position::snapshot`]): cell
@@ -108,8 +114,11 @@ pub type Snapshot = (Vec<CellState>, Vec<u8>, [i32; 2], [[u16; CLASSES]; 2], u64
 pub struct CellState {
     /// Window keys per direction, from X's point of view.
     pub keys: [u32; 4],
-    /// Line levels per player and direction (meaningful on empty cells).
-    pub levels: [[Level; 4]; 2],
+    /// Line levels per direction, X's in the low byte and O's in the high byte (meaningful on
+    /// empty cells); see [`Table::pair`](pattern::Table::pair).
+    pub lines: [u16; 4],
+    /// Per player, the index of the four levels in the class and value table.
+    pub combo: [u16; 2],
     /// Class per player.
     pub class: [Class; 2],
     /// Value per player.
@@ -128,8 +137,8 @@ pub struct Position {
     table: &'static Table,
     combos: &'static [(Class, i32)],
     /// 0 empty, 1 X, 2 O, 3 wall.
-    cells: Vec<u8>,
-    state: Vec<CellState>,
+    cells: Box<[u8]>,
+    state: Box<[CellState]>,
     /// Stones within two cells (square neighbourhood), for candidate moves.
     near: Vec<u8>,
     /// Padded indices of the board's cells, row by row.
@@ -171,7 +180,7 @@ impl Position {
             table: pattern::table(rules.rule(), rules.win_length()),
             combos: combine_table(),
             cells: board.cells().iter().map(|&c| c as u8).collect(),
-            state: vec![CellState::default(); len],
+            state: vec![CellState::default(); len].into_boxed_slice(),
             near: vec![0; len],
             board_cells,
             zobrist,
@@ -276,6 +285,11 @@ impl Position {
     pub fn hash(&self) -> u64 {
         self.hash
     }
+    /// The hash after the side to move plays on empty cell `i`, without playing it.
+    #[inline]
+    pub fn hash_after(&self, i: usize) -> u64 {
+        self.hash ^ self.zobrist[self.side()][i]
+    }
     /// The rule variant.
     #[inline]
     pub fn rule(&self) -> Rule {
@@ -315,6 +329,11 @@ impl Position {
     #[inline]
     pub fn state(&self, i: usize) -> &CellState {
         &self.state[i]
+    }
+    /// The line level in direction `d` of a stone of player `p` on empty cell `i`.
+    #[inline]
+    pub fn level(&self, i: usize, p: usize, d: usize) -> Level {
+        (self.state[i].lines[d] >> (8 * p)) as Level
     }
     /// The class of empty cell `i` for player `p`.
     #[inline]
@@ -359,6 +378,15 @@ impl Position {
     /// Whether a stone of player `p` on empty cell `i` wins now, decided on the real stones
     /// (the window tables cannot see the far end of a long run).
     pub fn wins_at(&self, i: usize, p: usize) -> bool {
+        self.wins_at_blocked(i, p, usize::MAX)
+    }
+
+    /// [`Position::wins_at`] as if the opponent of `p` had a stone on the empty cell `block`
+    /// (`usize::MAX` for none): the test of a defence without playing it. Such a stone can
+    /// only change a run's end from open to blocked (it is not one of `p`'s stones, so it
+    /// never lengthens or shortens a run), which matters under the caro rules alone.
+    #[inline]
+    pub fn wins_at_blocked(&self, i: usize, p: usize, block: usize) -> bool {
         let own = p as u8 + 1;
         self.dirs.iter().any(|&d| {
             let mut lo = i;
@@ -369,7 +397,8 @@ impl Position {
             while self.cells[hi + d] == own {
                 hi += d;
             }
-            let end = |c: u8| match c {
+            let end = |j: usize| match self.cells[j] {
+                _ if j == block => End::Opponent,
                 0 => End::Open,
                 3 => End::Edge,
                 _ => End::Opponent,
@@ -378,8 +407,8 @@ impl Position {
                 self.rule,
                 self.k,
                 ((hi - lo) / d + 1) as u8,
-                end(self.cells[lo - d]),
-                end(self.cells[hi + d]),
+                end(lo - d),
+                end(hi + d),
             )
         })
     }
@@ -389,7 +418,7 @@ impl Position {
     pub fn five_dirs(&self, i: usize, p: usize) -> u8 {
         let mut bits = 0;
         for d in 0..4 {
-            if self.state[i].levels[p][d] == F5 {
+            if self.level(i, p, d) == F5 {
                 bits |= 1 << d;
             }
         }
@@ -434,22 +463,63 @@ impl Position {
     }
 
     /// Writes `v` (0 empty, 1 X, 2 O) into the windows of the cells around `i` and refreshes
-    /// those that are empty.
+    /// those that are empty. This is the engine's hottest code: every play and undo runs it.
     #[inline]
     fn update_lines(&mut self, i: usize, v: u32) {
+        // Unrolled by hand so that every shift is a constant.
+        const _: () = assert!(RADIUS == 5);
+        macro_rules! both_sides {
+            ($d:expr, $step:expr, $off:literal) => {
+                // The cell `off` steps after `i` sees `i` at offset -off, and vice versa.
+                self.patch(i + $off * $step, $d, const { pattern::shift(-$off) }, v);
+                self.patch(i - $off * $step, $d, const { pattern::shift($off) }, v);
+            };
+        }
         for d in 0..4 {
             let step = self.dirs[d];
-            for off in 1..=RADIUS {
-                // The cell `off` steps after `i` sees `i` at offset -off, and vice versa.
-                let after = i + off * step;
-                let before = i - off * step;
-                for (j, seen_at) in [(after, -(off as isize)), (before, off as isize)] {
-                    let sh = pattern::shift(seen_at);
-                    let key = &mut self.state[j].keys[d];
-                    *key = (*key & !(3 << sh)) | (v << sh);
-                    if self.cells[j] == 0 {
-                        self.refresh(j, d);
-                    }
+            both_sides!(d, step, 1);
+            both_sides!(d, step, 2);
+            both_sides!(d, step, 3);
+            both_sides!(d, step, 4);
+            both_sides!(d, step, 5);
+        }
+    }
+
+    /// Writes `v` at bit `sh` of cell `j`'s key in direction `d` and, if `j` is empty,
+    /// refreshes that direction's levels.
+    #[inline(always)]
+    fn patch(&mut self, j: usize, d: usize, sh: u32, v: u32) {
+        debug_assert!(j < self.state.len() && d < 4);
+        // SAFETY: `j` is within RADIUS < PAD steps of a board cell along a direction, so it
+        // lies in the padded array (see `game.rs`), of which `state` and `cells` have the length.
+        let st = unsafe { self.state.get_unchecked_mut(j) };
+        let key = (st.keys[d] & !(3 << sh)) | (v << sh);
+        st.keys[d] = key;
+        if unsafe { *self.cells.get_unchecked(j) } != 0 {
+            return;
+        }
+        let new = self.table.pair(key);
+        let old = st.lines[d];
+        if new == old {
+            // Most cells a stone touches keep their levels: nothing else to update.
+            return;
+        }
+        st.lines[d] = new;
+        for p in 0..2 {
+            let (n, o) = ((new >> (8 * p)) & 0xFF, (old >> (8 * p)) & 0xFF);
+            if n != o {
+                let combo = st.combo[p] + DIGIT[d] * n - DIGIT[d] * o;
+                st.combo[p] = combo;
+                debug_assert!((combo as usize) < self.combos.len());
+                // SAFETY: levels are below 10, so a combination index is below 10^4, the
+                // table's length.
+                let (class, value) = unsafe { *self.combos.get_unchecked(combo as usize) };
+                self.total[p] += value - st.value[p];
+                st.value[p] = value;
+                if class != st.class[p] {
+                    self.counts[p][st.class[p] as usize & (CLASSES - 1)] -= 1;
+                    self.counts[p][class as usize & (CLASSES - 1)] += 1;
+                    st.class[p] = class;
                 }
             }
         }
@@ -470,38 +540,16 @@ impl Position {
     fn refresh_all(&mut self, i: usize) {
         let st = &mut self.state[i];
         for d in 0..4 {
-            let key = st.keys[d];
-            st.levels[0][d] = self.table.level(key);
-            st.levels[1][d] = self.table.level(pattern::swap(key));
+            st.lines[d] = self.table.pair(st.keys[d]);
         }
         for p in 0..2 {
-            let (class, value) = self.combos[combine_index(st.levels[p])];
+            let combo = combine_index(st.lines, p);
+            let (class, value) = self.combos[combo as usize];
+            st.combo[p] = combo;
             st.class[p] = class;
             st.value[p] = value;
             self.total[p] += value;
             self.counts[p][class as usize] += 1;
-        }
-    }
-
-    /// Recomputes direction `d` of empty cell `i`.
-    #[inline]
-    fn refresh(&mut self, i: usize, d: usize) {
-        let st = &mut self.state[i];
-        let key = st.keys[d];
-        let new = [self.table.level(key), self.table.level(pattern::swap(key))];
-        if new[0] == st.levels[0][d] && new[1] == st.levels[1][d] {
-            // Most cells a stone touches keep their levels: nothing else to update.
-            return;
-        }
-        st.levels[0][d] = new[0];
-        st.levels[1][d] = new[1];
-        for p in 0..2 {
-            let (class, value) = self.combos[combine_index(st.levels[p])];
-            self.total[p] += value - st.value[p];
-            self.counts[p][st.class[p] as usize] -= 1;
-            self.counts[p][class as usize] += 1;
-            st.class[p] = class;
-            st.value[p] = value;
         }
     }
 }

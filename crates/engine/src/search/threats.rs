@@ -43,6 +43,11 @@ impl CellList {
     pub fn as_slice(&self) -> &[u16] {
         &self.cells[..self.len]
     }
+    /// Whether the list holds as many cells as it can (a push would be dropped).
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.len == self.cells.len()
+    }
     /// Whether the list is empty.
     #[inline]
     pub fn is_empty(&self) -> bool {
@@ -107,7 +112,7 @@ pub fn win_cells_around(pos: &Position, c: usize, p: usize, k: usize) -> CellLis
 /// The moves of the side to move that leave `attacker` (the opponent) without a win on any of
 /// `wins`. Under freestyle and exact five only the win squares themselves can; under the caro
 /// rules a stone just beyond the would-be five also does, by blocking it at both ends.
-pub fn defences(pos: &mut Position, attacker: usize, wins: &CellList) -> CellList {
+pub fn defences(pos: &Position, attacker: usize, wins: &CellList) -> CellList {
     if !pos.rule().blocked_ends_matter() {
         // Without the caro rule a stone can only stop the five it stands on (it cannot shorten
         // or lengthen another run of the attacker's), so there is nothing to try.
@@ -139,15 +144,15 @@ pub fn defences(pos: &mut Position, attacker: usize, wins: &CellList) -> CellLis
             }
         }
     }
+    // A defence is tested on the stones without playing it (a play and an undo would
+    // recompute the patterns of eighty cells): see `Position::wins_at_blocked`.
     let mut out = CellList::new();
     for &m in cand.as_slice() {
         let m = m as usize;
-        pos.play(m);
         let stopped = wins
             .as_slice()
             .iter()
-            .all(|&w| !pos.is_empty(w as usize) || !pos.wins_at(w as usize, attacker));
-        pos.undo();
+            .all(|&w| w as usize == m || !pos.wins_at_blocked(w as usize, attacker, m));
         if stopped {
             out.push(m);
         }
