@@ -327,8 +327,8 @@ fn a_whole_ladder_with_the_fake_engine() {
     assert_eq!(again.matches("done already").count(), 5, "{again}");
 }
 
-/// The real engine at tiny levels, when `pbrain-caro` (built by `cargo build -p caro-engine
-/// --bin pbrain-caro`, as scripts/test does) understands the level flags.
+/// The real engine at tiny levels (`pbrain-caro` is built by `cargo build -p caro-engine --bin
+/// pbrain-caro`, as scripts/test does).
 #[test]
 fn a_tiny_ladder_of_real_levels() {
     let bin = Path::new(CARO_MATCH).parent().unwrap();
@@ -337,16 +337,17 @@ fn a_tiny_ladder_of_real_levels() {
         .args(["--depth", "1", "--time-ms", "10"])
         .stdin(std::process::Stdio::null())
         .output();
+    // scripts/test builds pbrain-caro before the tests: a missing binary is a failure, not a skip.
     match probe {
-        Ok(o) if o.status.success() => {}
-        _ => {
-            // The flags arrive with the engine-perf branch; until then there is nothing to run.
-            eprintln!(
-                "SKIPPED: {} is missing or has no level flags (--depth, --time-ms)",
-                pbrain.display()
-            );
-            return;
-        }
+        Ok(o) => assert!(
+            o.status.success(),
+            "{} refused the level flags: {o:?}",
+            pbrain.display()
+        ),
+        Err(e) => panic!(
+            "{} is missing ({e}): run `cargo build -p caro-engine --bin pbrain-caro`",
+            pbrain.display()
+        ),
     }
     let d = dir("real");
     let config = d.join("config.toml");

@@ -297,7 +297,8 @@ fn the_openings_generator_writes_a_readable_book() {
 }
 
 /// The real engine against the classic baseline, when `pbrain-caro` has been built next to
-/// `caro-match` (`cargo build -p caro-engine --bin pbrain-caro`). Skips loudly otherwise.
+/// `caro-match` (`cargo build -p caro-engine --bin pbrain-caro`, as scripts/test does); fails
+/// otherwise.
 #[test]
 fn pbrain_caro_plays_a_real_match() {
     let dir = Path::new(CARO_MATCH).parent().unwrap();
