@@ -203,7 +203,6 @@ impl Room {
         id: Arc<str>,
         params: RoomParams,
         creator: Who,
-        re: Option<Value>,
     ) -> (Room, watch::Receiver<RoomSummary>) {
         let mut seats = [Occupant::Open, Occupant::Open];
         let mut creator_seat = None;
@@ -237,9 +236,14 @@ impl Room {
             },
         );
         room.maybe_start();
-        room.send_joined(&creator.client, creator_seat, re.as_ref());
         room.publish();
         (room, summary_rx)
+    }
+
+    /// Sends the creator its `room_joined`. Called once the room is in the lobby: a creator who
+    /// passes the id on at once must find the room there (see `room::create`).
+    pub(super) fn greet(&self, client: &ClientHandle, seat: Option<Seat>, re: Option<&Value>) {
+        self.send_joined(client, seat, re);
     }
 
     pub(super) async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>) {
