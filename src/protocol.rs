@@ -155,6 +155,24 @@ pub enum ClientMsg {
 /// Parses one text frame: `(id, message)`. On failure the id (if any could be read) comes back
 /// with a description for the `bad_message` error.
 pub fn parse(text: &str) -> Result<(Option<Value>, ClientMsg), (Option<Value>, String)> {
+    // The fast path, taken by every well-formed message: the message and its id read straight
+    // from the text, without building a `Value` tree (a map of owned keys and strings) first.
+    #[derive(Deserialize)]
+    struct Id {
+        // `"id": null` is an id (echoed as `"re": null`), not a missing one.
+        #[serde(default, deserialize_with = "present")]
+        id: Option<Value>,
+    }
+    fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+        Value::deserialize(d).map(Some)
+    }
+    if let (Ok(msg), Ok(Id { id })) = (
+        serde_json::from_str::<ClientMsg>(text),
+        serde_json::from_str::<Id>(text),
+    ) {
+        return Ok((id, msg));
+    }
+    // Anything else takes the slow path, which says precisely what is wrong.
     let mut value: Value = serde_json::from_str(text).map_err(|e| (None, format!("{e}")))?;
     let Some(obj) = value.as_object_mut() else {
         return Err((None, "expected a JSON object".into()));
@@ -541,6 +559,25 @@ pub fn encode(msg: &ServerMsg, re: Option<&Value>) -> Utf8Bytes {
     Utf8Bytes::from(text)
 }
 
+/// `bytes` (an [`encode`]d message without `re`) as [`encode`] would have written it with
+/// `re`: the same object with `"re"` as its last key. A broadcast acknowledged to its sender is
+/// serialized once; the sender's copy is this splice, not a second serialization.
+pub fn with_re(bytes: &Utf8Bytes, re: &Value) -> Utf8Bytes {
+    let text = bytes.as_str();
+    let Some(body) = text.strip_suffix('}') else {
+        return bytes.clone();
+    };
+    let re = serde_json::to_string(re).unwrap_or_else(|_| "null".into());
+    let sep = if body.ends_with('{') { "" } else { "," };
+    let mut out = String::with_capacity(text.len() + re.len() + 6);
+    out.push_str(body);
+    out.push_str(sep);
+    out.push_str("\"re\":");
+    out.push_str(&re);
+    out.push('}');
+    Utf8Bytes::from(out)
+}
+
 /// An encoded `error`.
 pub fn encode_error(err: &ProtoError, re: Option<&Value>) -> Utf8Bytes {
     encode(
@@ -582,6 +619,70 @@ mod tests {
         assert_eq!(id, Some(json!("a")));
         assert!(parse("[1]").is_err());
         assert!(parse("{").is_err());
+    }
+
+    #[test]
+    fn the_fast_and_slow_parse_agree() {
+        let cases = [
+            r#"{"type":"move","room_id":"r","x":1,"y":2,"id":"a","extra":[1,{"id":5}]}"#,
+            r#"{"id":{"k":[1,2]},"type":"ping"}"#,
+            r#"{"type":"hello","name":"n","token":null}"#,
+            r#"{"type":"move","room_id":"r","x":1,"y":2,"id":1,"id":2}"#,
+            r#"{"type":"join_room","room_id":"r","as":"watcher","id":3}"#,
+            r#"{"type":"move","x":1,"id":4}"#,
+            r#"{"type":"ping","id":null}"#,
+            r#"{"type":"ping"}"#,
+        ];
+        for text in cases {
+            // The slow path alone, as parse was before the fast path.
+            let slow = (|| {
+                let mut value: Value =
+                    serde_json::from_str(text).map_err(|e| (None, format!("{e}")))?;
+                let obj = value.as_object_mut().unwrap();
+                let id = obj.remove("id");
+                match serde_json::from_value::<ClientMsg>(value) {
+                    Ok(msg) => Ok((id, msg)),
+                    Err(e) => Err((id, e.to_string())),
+                }
+            })();
+            assert_eq!(parse(text), slow, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_spliced_re_is_what_encode_writes() {
+        let msgs = [
+            ServerMsg::Pong {},
+            ServerMsg::Move {
+                room_id: "abc".into(),
+                seq: 3,
+                seat: Seat::X,
+                x: 1,
+                y: 2,
+                turn: None,
+            },
+            ServerMsg::GameOver {
+                room_id: "abc".into(),
+                seq: 4,
+                result: Outcome::Draw,
+                reason: Reason::BoardFull,
+                line: None,
+            },
+        ];
+        for m in &msgs {
+            for re in [
+                json!(7),
+                json!("x\"y"),
+                json!({"a": [1, null]}),
+                json!(null),
+            ] {
+                assert_eq!(
+                    with_re(&encode(m, None), &re),
+                    encode(m, Some(&re)),
+                    "{m:?}"
+                );
+            }
+        }
     }
 
     #[test]

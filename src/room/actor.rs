@@ -20,8 +20,8 @@ use super::{Joined, RoomCmd, RoomParams, SeatKind, SummaryTx, Who};
 use crate::bot::{BotEvent, BotSeat, SearchHandle};
 use crate::connection::ClientHandle;
 use crate::protocol::{
-    cells, encode, encode_error, Cell, ErrorCode, JoinAs, Outcome, PlayerInfo, Players, ProtoError,
-    Reason, RoomState, RoomStatus, RoomSummary, Seat, ServerMsg, You,
+    cells, encode, encode_error, with_re, Cell, ErrorCode, JoinAs, Outcome, PlayerInfo, Players,
+    ProtoError, Reason, RoomState, RoomStatus, RoomSummary, Seat, ServerMsg, You,
 };
 use crate::store::{Commit, GameCreated, GameRecord, SeatRecord, StoreEvent};
 use crate::Server;
@@ -249,12 +249,15 @@ impl Room {
     pub(super) async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>) {
         let mut bot_rx = self.bot_rx.take().expect("run once");
         let shutdown = self.server.shutdown.clone();
+        // One shutdown future for the room's life, not one per command (see connection.rs).
+        let cancelled = shutdown.cancelled();
+        tokio::pin!(cancelled);
         self.maybe_start_bot();
         while !self.closed {
             let deadline = self.next_deadline();
             tokio::select! {
                 biased;
-                _ = shutdown.cancelled() => break,
+                _ = &mut cancelled => break,
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.handle(cmd),
                     None => break,
@@ -366,7 +369,27 @@ impl Room {
         }
     }
 
+    /// Publishes the summary for the lobby. Runs after every command, so the usual case (a move:
+    /// only the move count changed) updates the count in place instead of rebuilding the
+    /// summary with its strings.
     fn publish(&self) {
+        let moves = self.board.moves().len();
+        let only_moves = {
+            let old = self.summary.borrow();
+            !old.game.is_empty() // the placeholder of `blank`
+                && old.status == self.status()
+                && old.spectators == self.spectators()
+                && seat_matches(&self.seats[0], &old.players.x)
+                && seat_matches(&self.seats[1], &old.players.o)
+        };
+        if only_moves {
+            self.summary.send_if_modified(|old| {
+                let changed = old.moves != moves;
+                old.moves = moves;
+                changed
+            });
+            return;
+        }
         let s = self.summary();
         self.summary.send_if_modified(|old| {
             if *old != s {
@@ -431,7 +454,15 @@ impl Room {
         while self.history.len() > self.server.config.history_events {
             self.history.pop_front();
         }
-        let ack = ack.map(|(acked, re)| (Arc::<str>::from(acked), encode(&msg, Some(re))));
+        // The mover's copy is the shared bytes with `re` spliced in (one serialization), and
+        // its key the member map's own Arc (no allocation).
+        let ack = ack.map(|(acked, re)| {
+            let key = match self.members.get_key_value(acked) {
+                Some((k, _)) => k.clone(),
+                None => Arc::<str>::from(acked),
+            };
+            (key, with_re(&bytes, re))
+        });
         if !self.pending.is_empty() {
             // A store write of this turn is not durable yet: nobody hears of it before it is.
             self.held.push((bytes, ack));
@@ -972,9 +1003,9 @@ impl Room {
 
     fn next_deadline(&self) -> Option<Instant> {
         let cfg = &self.server.config;
-        let mut d: Vec<Instant> = Vec::new();
+        let mut d = Deadlines(None);
         if let Some((_, t)) = self.turn_clock {
-            d.push(t + cfg.grace);
+            d.add(t + cfg.grace);
         }
         if self.playing() {
             for s in &self.seats {
@@ -983,22 +1014,22 @@ impl Room {
                     ..
                 }) = s
                 {
-                    d.push(*t + cfg.absent_cap);
+                    d.add(*t + cfg.absent_cap);
                 }
             }
         }
         if self.crowd_pending {
-            d.push(self.last_update + cfg.crowd_update);
+            d.add(self.last_update + cfg.crowd_update);
         }
         if let Some(t) = self.finished_at {
-            d.push(t + cfg.finished_ttl);
+            d.add(t + cfg.finished_ttl);
         }
         if let Some(t) = self.empty_since {
             if !self.human_game_on() {
-                d.push(t + cfg.empty_ttl);
+                d.add(t + cfg.empty_ttl);
             }
         }
-        d.into_iter().min()
+        d.0
     }
 
     /// A game with a human seat in progress: abandonment, not emptiness, ends it.
@@ -1066,6 +1097,33 @@ impl Room {
         self.server.metrics.rooms.fetch_sub(1, Relaxed);
         self.server.lobby.remove_room(&self.id);
         tracing::info!(room = %self.id, "room closed");
+    }
+}
+
+/// The earliest of some instants (no allocation: `next_deadline` runs after every command).
+struct Deadlines(Option<Instant>);
+
+impl Deadlines {
+    fn add(&mut self, t: Instant) {
+        self.0 = Some(self.0.map_or(t, |d| d.min(t)));
+    }
+}
+
+/// Whether the published `info` of a seat still describes `occupant` (as `Room::players`
+/// would write it), compared without building it.
+fn seat_matches(occupant: &Occupant, info: &Option<PlayerInfo>) -> bool {
+    match (occupant, info) {
+        (Occupant::Open, None) => true,
+        (Occupant::Human(h), Some(p)) => {
+            p.kind == "human"
+                && p.bot.is_none()
+                && *p.name == *h.name
+                && p.connected == h.conn.is_some()
+        }
+        (Occupant::Bot { level, .. }, Some(p)) => {
+            p.kind == "bot" && p.name == *level && p.bot.as_ref() == Some(level) && p.connected
+        }
+        _ => false,
     }
 }
 
