@@ -44,6 +44,9 @@ struct Targets {
     /// With --spawn: the server's configuration.
     #[arg(long, global = true, default_value = "crates/loadgen/load.toml")]
     config: PathBuf,
+    /// With --spawn: the server binary (default: caro-arena next to this one).
+    #[arg(long, global = true)]
+    server_bin: Option<PathBuf>,
     /// With --spawn: only this target (`server` or `baseline`).
     #[arg(long, global = true)]
     only: Option<String>,
@@ -308,7 +311,11 @@ async fn run_one(
         None => {
             let s = if w.name == "server" {
                 let config = t.config.display().to_string();
-                spawn::start(&sibling("caro-arena")?, &["--config".into(), config]).await?
+                let bin = match &t.server_bin {
+                    Some(b) => b.clone(),
+                    None => sibling("caro-arena")?,
+                };
+                spawn::start(&bin, &["--config".into(), config]).await?
             } else {
                 spawn::start(&sibling("caro-baseline")?, &[]).await?
             };

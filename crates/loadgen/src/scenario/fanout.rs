@@ -51,6 +51,8 @@ pub struct Report {
     pub expected_samples: u64,
     /// Mover's send to its own acknowledgement.
     pub ack: Percentiles,
+    /// Target CPU per move frame delivered while the moves were played, microseconds.
+    pub cpu_us_per_frame: Option<f64>,
 }
 
 impl Report {
@@ -62,20 +64,25 @@ impl Report {
             ("p999_ms", self.latency.p999_ms),
             ("max_ms", self.latency.max_ms),
             ("samples", self.latency.count as f64),
+            (
+                "cpu_us_per_frame",
+                self.cpu_us_per_frame.unwrap_or(f64::NAN),
+            ),
         ]
     }
 
     /// One line for people.
     pub fn human(&self) -> String {
         format!(
-            "fanout [{}]: {} spectators ({} joined), {} moves; move->spectator {} (expected {}); ack p99={:.2}ms",
+            "fanout [{}]: {} spectators ({} joined), {} moves; move->spectator {} (expected {}); ack p99={:.2}ms; {} us target CPU per frame",
             self.target,
             self.spectators,
             self.joined,
             self.moves,
             self.latency,
             self.expected_samples,
-            self.ack.p99_ms
+            self.ack.p99_ms,
+            self.cpu_us_per_frame.map_or("?".into(), |u| format!("{u:.1}")),
         )
     }
 }
@@ -176,6 +183,7 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     let start = Instant::now();
+    let cpu_before = target.pid.and_then(crate::sys::cpu_secs);
     let px = tokio::spawn(player(
         x,
         room.clone(),
@@ -206,8 +214,14 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
     for w in watchers {
         latency.merge(&w.await.context("spectator task")?);
     }
+    let cpu = match (cpu_before, target.pid.and_then(crate::sys::cpu_secs)) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
     let joined = joined.load(Ordering::Relaxed);
+    let frames = latency.len();
     Ok(Report {
+        cpu_us_per_frame: cpu.filter(|_| frames > 0).map(|c| c * 1e6 / frames as f64),
         target: target.name.clone(),
         spectators: opts.spectators,
         joined,

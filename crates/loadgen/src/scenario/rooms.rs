@@ -68,6 +68,11 @@ pub struct Report {
     pub errors: u64,
     /// Mover's send to its own move coming back.
     pub ack: Percentiles,
+    /// CPU seconds the target process used in the window (with its pid known).
+    pub target_cpu_secs: Option<f64>,
+    /// Target CPU per `move` frame delivered, microseconds: the cost of the work itself,
+    /// steadier than the rates when other processes share the cores.
+    pub cpu_us_per_move_frame: Option<f64>,
 }
 
 impl Report {
@@ -79,6 +84,10 @@ impl Report {
             ("ack_p50_ms", self.ack.p50_ms),
             ("ack_p99_ms", self.ack.p99_ms),
             ("ack_p999_ms", self.ack.p999_ms),
+            (
+                "cpu_us_per_move_frame",
+                self.cpu_us_per_move_frame.unwrap_or(f64::NAN),
+            ),
         ]
     }
 
@@ -90,7 +99,7 @@ impl Report {
             "as fast as acked".into()
         };
         format!(
-            "rooms [{}]: {} games x {} spectators, {rate}, {:.1}s: {:.0} moves/s, {:.0} move frames/s ({:.0} frames/s), {} games, {} errors; ack {}",
+            "rooms [{}]: {} games x {} spectators, {rate}, {:.1}s: {:.0} moves/s, {:.0} move frames/s ({:.0} frames/s), {} games, {} errors; ack {}; target CPU {}",
             self.target,
             self.rooms,
             self.spectators,
@@ -100,7 +109,11 @@ impl Report {
             self.frames_per_sec,
             self.games,
             self.errors,
-            self.ack
+            self.ack,
+            match (self.target_cpu_secs, self.cpu_us_per_move_frame) {
+                (Some(c), Some(u)) => format!("{:.0}% of a core, {u:.1} us per move frame", 100.0 * c / self.secs),
+                _ => "?".into(),
+            }
         )
     }
 }
@@ -176,6 +189,7 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
             Duration::ZERO
         },
     });
+    let cpu = tokio::spawn(cpu_in_window(target.pid, clock.from, clock.to));
     let mut tasks = Vec::new();
     let mut members = members.into_iter();
     for _ in 0..opts.rooms {
@@ -219,6 +233,8 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
     }
     let secs = opts.duration.as_secs_f64();
     let moves = counts.moves.load(Relaxed);
+    let move_frames = counts.move_frames.load(Relaxed);
+    let target_cpu_secs = cpu.await.ok().flatten();
     Ok(Report {
         target: target.name.clone(),
         rooms: opts.rooms,
@@ -227,12 +243,25 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
         secs,
         moves,
         moves_per_sec: moves as f64 / secs,
-        move_frames_per_sec: counts.move_frames.load(Relaxed) as f64 / secs,
+        move_frames_per_sec: move_frames as f64 / secs,
         frames_per_sec: counts.frames.load(Relaxed) as f64 / secs,
         games: counts.games.load(Relaxed),
         errors: counts.errors.load(Relaxed),
         ack: ack.summary(),
+        target_cpu_secs,
+        cpu_us_per_move_frame: target_cpu_secs
+            .filter(|_| move_frames > 0)
+            .map(|c| c * 1e6 / move_frames as f64),
     })
+}
+
+/// CPU seconds process `pid` uses between `from` and `to`.
+pub(crate) async fn cpu_in_window(pid: Option<u32>, from: Instant, to: Instant) -> Option<f64> {
+    let pid = pid?;
+    tokio::time::sleep_until(from).await;
+    let a = crate::sys::cpu_secs(pid)?;
+    tokio::time::sleep_until(to).await;
+    Some(crate::sys::cpu_secs(pid)? - a)
 }
 
 /// How long a member keeps waiting for its last acknowledgement after the window closed.
