@@ -156,13 +156,15 @@ fn parse_head(head: &[u8]) -> Option<Head> {
 
 /// Per-connection WebSocket buffers, sized for 10,000 connections (docs/performance.md).
 /// tungstenite's default read buffer is 128 KiB, allocated and zero-filled on the first read:
-/// 142 KiB of resident memory per idle connection. Client messages are small (at most
-/// `max_frame_bytes`, 4 KiB by default; a larger frame grows the buffer as it is read), so 4 KiB
-/// does. Writes are buffered up to 8 KiB, so the writer can queue several messages and send
-/// them in one system call (`connection::write_loop`).
+/// 142 KiB of resident memory per idle connection. tungstenite zero-fills the free part of the
+/// read buffer before every read, so its size is also paid per frame received. Client messages
+/// are small (a move is about 100 bytes; a frame larger than the buffer, up to
+/// `max_frame_bytes`, grows it and is read in several reads), so 512 bytes does. Writes are
+/// buffered up to 8 KiB, so the writer can queue several messages and send them in one system
+/// call (`connection::write_loop`).
 pub fn ws_config(max_frame_bytes: usize) -> WebSocketConfig {
     WebSocketConfig::default()
-        .read_buffer_size(4096)
+        .read_buffer_size(512)
         .write_buffer_size(8192)
         .max_frame_size(Some(max_frame_bytes))
         .max_message_size(Some(max_frame_bytes))

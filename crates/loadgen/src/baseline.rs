@@ -30,7 +30,7 @@ const QUEUE: usize = 512;
 /// memory or speed is the server's doing, not the configuration's.
 pub fn ws_config() -> WebSocketConfig {
     WebSocketConfig::default()
-        .read_buffer_size(4096)
+        .read_buffer_size(512)
         .write_buffer_size(0)
         .max_frame_size(Some(4096))
         .max_message_size(Some(4096))
