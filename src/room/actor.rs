@@ -432,15 +432,7 @@ impl Room {
             self.held.push((bytes, None));
             return;
         }
-        let mut dropped = Vec::new();
-        for (pid, m) in &self.members {
-            if !m.client.send(bytes.clone()) {
-                dropped.push((pid.clone(), m.client.conn_id));
-            }
-        }
-        for (pid, conn) in dropped {
-            self.disconnected(&pid, conn);
-        }
+        self.fan_out(&bytes, None);
     }
 
     /// Appends an event of the game record (it gets the next `seq`) and broadcasts it. The
@@ -477,14 +469,36 @@ impl Room {
             self.broadcast(bytes);
             return;
         };
+        self.fan_out(&bytes, Some((&acked, &with_re)));
+    }
+
+    /// Sends `bytes` to every member, `ack`'s member getting its own copy, the seated players
+    /// first: the player who moves next must not wait behind a crowd of spectators (fanout
+    /// scenario, docs/performance.md). Members whose queue is full are dropped.
+    fn fan_out(&mut self, bytes: &Utf8Bytes, ack: Option<(&str, &Utf8Bytes)>) {
+        let copy = |pid: &str| match ack {
+            Some((acked, with_re)) if pid == acked => with_re.clone(),
+            _ => bytes.clone(),
+        };
         let mut dropped = Vec::new();
+        let mut seated: [Option<&Arc<str>>; 2] = [None, None];
+        for (i, occupant) in self.seats.iter().enumerate() {
+            if let Occupant::Human(h) = occupant {
+                if let Some((pid, m)) = self.members.get_key_value(&h.player_id) {
+                    if m.seat.is_some() {
+                        seated[i] = Some(pid);
+                        if !m.client.send(copy(pid)) {
+                            dropped.push((pid.clone(), m.client.conn_id));
+                        }
+                    }
+                }
+            }
+        }
         for (pid, m) in &self.members {
-            let b = if *pid == acked {
-                with_re.clone()
-            } else {
-                bytes.clone()
-            };
-            if !m.client.send(b) {
+            if seated.contains(&Some(pid)) {
+                continue;
+            }
+            if !m.client.send(copy(pid)) {
                 dropped.push((pid.clone(), m.client.conn_id));
             }
         }
