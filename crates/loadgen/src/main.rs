@@ -248,7 +248,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let mut metrics: Vec<(&'static str, Vec<(&'static str, f64)>)> = Vec::new();
     for run in 1..=t.repeat.max(1) {
         for w in &which {
-            let report = run_one(&cli, w, &cli.scenario, None).await?;
+            let report = run_one(&cli, w, &cli.scenario).await?;
             emit(scenario_name, run, &report);
             metrics.push((w.name, report.key_metrics()));
         }
@@ -279,7 +279,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let mut metrics = Vec::new();
             for run in 1..=t.repeat.max(1) {
                 for w in &which {
-                    let report = run_one(&cli, w, &half_scenario, None).await?;
+                    let report = run_one(&cli, w, &half_scenario).await?;
                     emit("rooms_half", run, &report);
                     metrics.push((w.name, report.key_metrics()));
                 }
@@ -290,12 +290,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn run_one(
-    cli: &Cli,
-    w: &Which,
-    scenario: &Scenario,
-    _note: Option<&str>,
-) -> anyhow::Result<Report> {
+async fn run_one(cli: &Cli, w: &Which, scenario: &Scenario) -> anyhow::Result<Report> {
     let t = &cli.targets;
     let mut spawned = None;
     let target = match &w.addr {
