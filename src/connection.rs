@@ -201,25 +201,40 @@ impl Conn {
     where
         St: futures::Stream<Item = Result<Message, WsError>> + Unpin,
     {
-        let cfg = self.server.config.clone();
-        let shutdown = self.server.shutdown.clone();
+        // Borrowed through an Arc of its own: a clone of the config (with its bot levels) in
+        // every connection's task cost about 1 KiB per connection.
+        let server = self.server.clone();
+        let cfg = &server.config;
+        let shutdown = server.shutdown.clone();
         let hello_by = Instant::now() + cfg.handshake_timeout;
         let mut last_seen = Instant::now();
+        // Made once, not once per frame: each registers under a lock (a Notify's waiter list,
+        // the timer wheel) when first polled and unregisters when dropped, which showed in the
+        // rooms profile (docs/performance.md). The timer is not moved at every frame either:
+        // when it fires, the real deadline is worked out from the last frame seen.
+        let cancelled = shutdown.cancelled();
+        let kicked = kick_rx.changed();
+        let timer = tokio::time::sleep_until(hello_by.min(last_seen + cfg.idle_timeout));
+        tokio::pin!(cancelled, kicked, timer);
         loop {
-            let idle_by = last_seen + cfg.idle_timeout;
-            let deadline = if self.session.is_none() {
-                idle_by.min(hello_by)
-            } else {
-                idle_by
-            };
             tokio::select! {
                 biased;
-                _ = shutdown.cancelled() => {
+                _ = &mut cancelled => {
                     self.client.close(CLOSE_GOING_AWAY, "server shutting down");
                     return;
                 }
-                _ = kick_rx.changed() => return,
-                _ = tokio::time::sleep_until(deadline) => {
+                _ = &mut kicked => return,
+                _ = &mut timer => {
+                    let idle_by = last_seen + cfg.idle_timeout;
+                    let deadline = if self.session.is_none() {
+                        idle_by.min(hello_by)
+                    } else {
+                        idle_by
+                    };
+                    if Instant::now() < deadline {
+                        timer.as_mut().reset(deadline);
+                        continue;
+                    }
                     if self.session.is_none() && Instant::now() >= hello_by {
                         self.client.close(CLOSE_POLICY, "hello expected");
                     } else {
@@ -542,6 +557,9 @@ impl Conn {
     }
 }
 
+/// Messages written after the one awaited before a flush (see `write_loop`).
+const BATCH: usize = 63;
+
 /// Drains the queue into the socket, pings every `heartbeat`, and sends the close frame.
 async fn write_loop<Si>(
     mut sink: Si,
@@ -552,21 +570,39 @@ async fn write_loop<Si>(
     Si: futures::Sink<Message, Error = WsError> + Unpin,
 {
     let mut ping = tokio::time::interval_at(Instant::now() + heartbeat, heartbeat);
-    loop {
-        let msg = tokio::select! {
-            biased;
-            _ = kick_rx.changed() => break,
-            m = rx.recv() => match m {
-                Some(text) => Message::Text(text),
-                None => break,
-            },
-            _ = ping.tick() => Message::Ping(Default::default()),
-        };
-        // A client that stops reading blocks this send; a close request still gets through.
-        tokio::select! {
-            biased;
-            _ = kick_rx.changed() => break,
-            r = sink.send(msg) => if r.is_err() { return },
+    // One close-request future for the whole loop (see `read_loop`), dropped before the close
+    // request is read below.
+    {
+        let kicked = kick_rx.changed();
+        tokio::pin!(kicked);
+        loop {
+            let msg = tokio::select! {
+                biased;
+                _ = &mut kicked => break,
+                m = rx.recv() => match m {
+                    Some(text) => Message::Text(text),
+                    None => break,
+                },
+                _ = ping.tick() => Message::Ping(Default::default()),
+            };
+            // Whatever else is already queued goes out with it: the WebSocket buffers writes (up to
+            // `http::ws_config`'s 8 KiB) and the flush sends them in one system call, not one each.
+            let batch = async {
+                sink.feed(msg).await?;
+                for _ in 0..BATCH {
+                    match rx.try_recv() {
+                        Ok(text) => sink.feed(Message::Text(text)).await?,
+                        Err(_) => break,
+                    }
+                }
+                sink.flush().await
+            };
+            // A client that stops reading blocks this send; a close request still gets through.
+            tokio::select! {
+                biased;
+                _ = &mut kicked => break,
+                r = batch => if r.is_err() { return },
+            }
         }
     }
     let kick = *kick_rx.borrow();

@@ -43,24 +43,16 @@ pub async fn handle(server: Arc<Server>, mut stream: TcpStream, peer: SocketAddr
             _ => return,
         },
     };
-    let mut headers = [httparse::EMPTY_HEADER; 64];
-    let mut req = httparse::Request::new(&mut headers);
-    if !matches!(req.parse(&head), Ok(httparse::Status::Complete(_))) {
+    let Some(Head {
+        method,
+        path,
+        query,
+        upgrade,
+    }) = parse_head(&head)
+    else {
         respond(&mut stream, 400, "text/plain", b"bad request\n").await;
         return;
-    }
-    let method = req.method.unwrap_or("").to_string();
-    let full = req.path.unwrap_or("/");
-    let (path, query) = match full.split_once('?') {
-        Some((p, q)) => (p.to_string(), q.to_string()),
-        None => (full.to_string(), String::new()),
     };
-    let upgrade = req.headers.iter().any(|h| {
-        h.name.eq_ignore_ascii_case("upgrade")
-            && String::from_utf8_lossy(h.value)
-                .to_ascii_lowercase()
-                .contains("websocket")
-    });
     tracing::debug!(%peer, %method, %path, "request");
     if path == "/ws" {
         if !upgrade {
@@ -73,10 +65,7 @@ pub async fn handle(server: Arc<Server>, mut stream: TcpStream, peer: SocketAddr
             .await;
             return;
         }
-        let n = server.config.max_frame_bytes;
-        let ws_config = WebSocketConfig::default()
-            .max_frame_size(Some(n))
-            .max_message_size(Some(n));
+        let ws_config = ws_config(server.config.max_frame_bytes);
         let accept = tokio_tungstenite::accept_hdr_async_with_config(
             Rewind::new(head, stream),
             accept_any,
@@ -127,6 +116,59 @@ pub async fn handle(server: Arc<Server>, mut stream: TcpStream, peer: SocketAddr
     };
     let body = if method == "HEAD" { Vec::new() } else { body };
     respond(&mut stream, status, ctype, &body).await;
+}
+
+/// What the server needs of a request head.
+struct Head {
+    method: String,
+    path: String,
+    query: String,
+    upgrade: bool,
+}
+
+/// Parses a request head. A function of its own so that httparse's header array (2 KiB) is
+/// never held across an `.await`: it would sit in every connection's task for the life of the
+/// connection (docs/performance.md).
+fn parse_head(head: &[u8]) -> Option<Head> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut req = httparse::Request::new(&mut headers);
+    if !matches!(req.parse(head), Ok(httparse::Status::Complete(_))) {
+        return None;
+    }
+    let method = req.method.unwrap_or("").to_string();
+    let full = req.path.unwrap_or("/");
+    let (path, query) = match full.split_once('?') {
+        Some((p, q)) => (p.to_string(), q.to_string()),
+        None => (full.to_string(), String::new()),
+    };
+    let upgrade = req.headers.iter().any(|h| {
+        h.name.eq_ignore_ascii_case("upgrade")
+            && String::from_utf8_lossy(h.value)
+                .to_ascii_lowercase()
+                .contains("websocket")
+    });
+    Some(Head {
+        method,
+        path,
+        query,
+        upgrade,
+    })
+}
+
+/// Per-connection WebSocket buffers, sized for 10,000 connections (docs/performance.md).
+/// tungstenite's default read buffer is 128 KiB, allocated and zero-filled on the first read:
+/// 142 KiB of resident memory per idle connection. tungstenite zero-fills the free part of the
+/// read buffer before every read, so its size is also paid per frame received. Client messages
+/// are small (a move is about 100 bytes; a frame larger than the buffer, up to
+/// `max_frame_bytes`, grows it and is read in several reads), so 512 bytes does. Writes are
+/// buffered up to 8 KiB, so the writer can queue several messages and send them in one system
+/// call (`connection::write_loop`).
+pub fn ws_config(max_frame_bytes: usize) -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(512)
+        .write_buffer_size(8192)
+        .max_frame_size(Some(max_frame_bytes))
+        .max_message_size(Some(max_frame_bytes))
 }
 
 // The signature is tungstenite's handshake callback; its error type is theirs.

@@ -20,6 +20,9 @@ struct Args {
 
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    // Every connection is a file descriptor, and the usual soft limit (1024) is far below
+    // limits.max_connections: raise it to the hard limit (docs/performance.md).
+    let nofile = rlimit::increase_nofile_limit(u64::MAX).unwrap_or(0);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {
@@ -27,7 +30,7 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve(args)) {
+    match runtime.block_on(serve(args, nofile)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             // `{:#}` prints the chain on one line: "invalid configuration x.toml: key: why".
@@ -37,7 +40,7 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-async fn serve(args: Args) -> anyhow::Result<()> {
+async fn serve(args: Args, nofile: u64) -> anyhow::Result<()> {
     let mut config = caro_arena::config::Config::load(&args.config)
         .with_context(|| format!("invalid configuration {}", args.config.display()))?;
     if let Some(bind) = args.bind {
@@ -50,6 +53,13 @@ async fn serve(args: Args) -> anyhow::Result<()> {
     let store = tokio::task::spawn_blocking(move || caro_arena::store::open(&path))
         .await?
         .with_context(|| format!("cannot open the game database {}", config.store_path))?;
+    if (nofile as usize) < config.max_connections + 64 {
+        tracing::warn!(
+            nofile,
+            max_connections = config.max_connections,
+            "the open-file limit is below limits.max_connections: connections past it fail to accept"
+        );
+    }
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await
         .with_context(|| format!("cannot listen on {}", config.bind))?;

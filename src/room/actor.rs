@@ -20,8 +20,8 @@ use super::{Joined, RoomCmd, RoomParams, SeatKind, SummaryTx, Who};
 use crate::bot::{BotEvent, BotSeat, SearchHandle};
 use crate::connection::ClientHandle;
 use crate::protocol::{
-    cells, encode, encode_error, Cell, ErrorCode, Fault, JoinAs, Outcome, PlayerInfo, Players,
-    ProtoError, Reason, RoomState, RoomStatus, RoomSummary, Seat, ServerMsg, You,
+    cells, encode, encode_error, with_re, Cell, ErrorCode, Fault, JoinAs, Outcome, PlayerInfo,
+    Players, ProtoError, Reason, RoomState, RoomStatus, RoomSummary, Seat, ServerMsg, You,
 };
 use crate::store::{Commit, GameCreated, GameRecord, SeatRecord, StoreEvent};
 use crate::Server;
@@ -211,7 +211,6 @@ impl Room {
         id: Arc<str>,
         params: RoomParams,
         creator: Who,
-        re: Option<Value>,
     ) -> (Room, watch::Receiver<RoomSummary>) {
         let mut seats = [Occupant::Open, Occupant::Open];
         let mut creator_seat = None;
@@ -245,20 +244,28 @@ impl Room {
             },
         );
         room.maybe_start();
-        room.send_joined(&creator.client, creator_seat, re.as_ref());
         room.publish();
         (room, summary_rx)
+    }
+
+    /// Sends the creator its `room_joined`. Called once the room is in the lobby: a creator who
+    /// passes the id on at once must find the room there (see `room::create`).
+    pub(super) fn greet(&self, client: &ClientHandle, seat: Option<Seat>, re: Option<&Value>) {
+        self.send_joined(client, seat, re);
     }
 
     pub(super) async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>) {
         let mut bot_rx = self.bot_rx.take().expect("run once");
         let shutdown = self.server.shutdown.clone();
+        // One shutdown future for the room's life, not one per command (see connection.rs).
+        let cancelled = shutdown.cancelled();
+        tokio::pin!(cancelled);
         self.maybe_start_bot();
         while !self.closed {
             let deadline = self.next_deadline();
             tokio::select! {
                 biased;
-                _ = shutdown.cancelled() => break,
+                _ = &mut cancelled => break,
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.handle(cmd),
                     None => break,
@@ -378,7 +385,27 @@ impl Room {
         }
     }
 
+    /// Publishes the summary for the lobby. Runs after every command, so the usual case (a move:
+    /// only the move count changed) updates the count in place instead of rebuilding the
+    /// summary with its strings.
     fn publish(&self) {
+        let moves = self.board.moves().len();
+        let only_moves = {
+            let old = self.summary.borrow();
+            !old.game.is_empty() // the placeholder of `blank`
+                && old.status == self.status()
+                && old.spectators == self.spectators()
+                && seat_matches(&self.seats[0], &old.players.x)
+                && seat_matches(&self.seats[1], &old.players.o)
+        };
+        if only_moves {
+            self.summary.send_if_modified(|old| {
+                let changed = old.moves != moves;
+                old.moves = moves;
+                changed
+            });
+            return;
+        }
         let s = self.summary();
         self.summary.send_if_modified(|old| {
             if *old != s {
@@ -421,15 +448,7 @@ impl Room {
             self.held.push((bytes, None));
             return;
         }
-        let mut dropped = Vec::new();
-        for (pid, m) in &self.members {
-            if !m.client.send(bytes.clone()) {
-                dropped.push((pid.clone(), m.client.conn_id));
-            }
-        }
-        for (pid, conn) in dropped {
-            self.disconnected(&pid, conn);
-        }
+        self.fan_out(&bytes, None);
     }
 
     /// Appends an event of the game record (it gets the next `seq`) and broadcasts it. The
@@ -443,7 +462,15 @@ impl Room {
         while self.history.len() > self.server.config.history_events {
             self.history.pop_front();
         }
-        let ack = ack.map(|(acked, re)| (Arc::<str>::from(acked), encode(&msg, Some(re))));
+        // The mover's copy is the shared bytes with `re` spliced in (one serialization), and
+        // its key the member map's own Arc (no allocation).
+        let ack = ack.map(|(acked, re)| {
+            let key = match self.members.get_key_value(acked) {
+                Some((k, _)) => k.clone(),
+                None => Arc::<str>::from(acked),
+            };
+            (key, with_re(&bytes, re))
+        });
         if !self.pending.is_empty() {
             // A store write of this turn is not durable yet: nobody hears of it before it is.
             self.held.push((bytes, ack));
@@ -458,14 +485,36 @@ impl Room {
             self.broadcast(bytes);
             return;
         };
+        self.fan_out(&bytes, Some((&acked, &with_re)));
+    }
+
+    /// Sends `bytes` to every member, `ack`'s member getting its own copy, the seated players
+    /// first: the player who moves next must not wait behind a crowd of spectators (fanout
+    /// scenario, docs/performance.md). Members whose queue is full are dropped.
+    fn fan_out(&mut self, bytes: &Utf8Bytes, ack: Option<(&str, &Utf8Bytes)>) {
+        let copy = |pid: &str| match ack {
+            Some((acked, with_re)) if pid == acked => with_re.clone(),
+            _ => bytes.clone(),
+        };
         let mut dropped = Vec::new();
+        let mut seated: [Option<&Arc<str>>; 2] = [None, None];
+        for (i, occupant) in self.seats.iter().enumerate() {
+            if let Occupant::Human(h) = occupant {
+                if let Some((pid, m)) = self.members.get_key_value(&h.player_id) {
+                    if m.seat.is_some() {
+                        seated[i] = Some(pid);
+                        if !m.client.send(copy(pid)) {
+                            dropped.push((pid.clone(), m.client.conn_id));
+                        }
+                    }
+                }
+            }
+        }
         for (pid, m) in &self.members {
-            let b = if *pid == acked {
-                with_re.clone()
-            } else {
-                bytes.clone()
-            };
-            if !m.client.send(b) {
+            if seated.contains(&Some(pid)) {
+                continue;
+            }
+            if !m.client.send(copy(pid)) {
                 dropped.push((pid.clone(), m.client.conn_id));
             }
         }
@@ -1031,9 +1080,9 @@ impl Room {
 
     fn next_deadline(&self) -> Option<Instant> {
         let cfg = &self.server.config;
-        let mut d: Vec<Instant> = Vec::new();
+        let mut d = Deadlines(None);
         if let Some((_, t)) = self.turn_clock {
-            d.push(t + cfg.grace);
+            d.add(t + cfg.grace);
         }
         if self.playing() {
             for s in &self.seats {
@@ -1042,22 +1091,22 @@ impl Room {
                     ..
                 }) = s
                 {
-                    d.push(*t + cfg.absent_cap);
+                    d.add(*t + cfg.absent_cap);
                 }
             }
         }
         if self.crowd_pending {
-            d.push(self.last_update + cfg.crowd_update);
+            d.add(self.last_update + cfg.crowd_update);
         }
         if let Some(t) = self.finished_at {
-            d.push(t + cfg.finished_ttl);
+            d.add(t + cfg.finished_ttl);
         }
         if let Some(t) = self.empty_since {
             if !self.playing() {
-                d.push(t + cfg.empty_ttl);
+                d.add(t + cfg.empty_ttl);
             }
         }
-        d.into_iter().min()
+        d.0
     }
 
     fn on_timer(&mut self) {
@@ -1123,6 +1172,33 @@ impl Room {
         self.server.metrics.rooms.fetch_sub(1, Relaxed);
         self.server.lobby.remove_room(&self.id);
         tracing::info!(room = %self.id, "room closed");
+    }
+}
+
+/// The earliest of some instants (no allocation: `next_deadline` runs after every command).
+struct Deadlines(Option<Instant>);
+
+impl Deadlines {
+    fn add(&mut self, t: Instant) {
+        self.0 = Some(self.0.map_or(t, |d| d.min(t)));
+    }
+}
+
+/// Whether the published `info` of a seat still describes `occupant` (as `Room::players`
+/// would write it), compared without building it.
+fn seat_matches(occupant: &Occupant, info: &Option<PlayerInfo>) -> bool {
+    match (occupant, info) {
+        (Occupant::Open, None) => true,
+        (Occupant::Human(h), Some(p)) => {
+            p.kind == "human"
+                && p.bot.is_none()
+                && *p.name == *h.name
+                && p.connected == h.conn.is_some()
+        }
+        (Occupant::Bot { level, .. }, Some(p)) => {
+            p.kind == "bot" && p.name == *level && p.bot.as_ref() == Some(level) && p.connected
+        }
+        _ => false,
     }
 }
 

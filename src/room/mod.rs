@@ -261,8 +261,13 @@ pub fn create(
         .iter()
         .position(|s| *s == SeatKind::Me)
         .map(|i| Seat::BOTH[i]);
-    let (actor, summary) = actor::Room::new(server.clone(), id.clone(), params, creator, re);
+    let client = creator.client.clone();
+    let (actor, summary) = actor::Room::new(server.clone(), id.clone(), params, creator);
+    // Registered before the creator hears of it: a creator that shares the id the moment
+    // room_joined arrives must not send a friend to a room that is not in the lobby yet
+    // (the rooms load test did exactly that and got no_such_room).
     server.lobby.insert_room(RoomEntry { handle, summary });
+    actor.greet(&client, seat, re.as_ref());
     server.tracker.spawn(actor.run(rx));
     tracing::info!(room = %id, "room created");
     Ok((id, seat))

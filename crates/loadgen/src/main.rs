@@ -1,0 +1,447 @@
+//! `caro-loadgen`: drives caro-arena (and the baseline) over loopback with one of four
+//! scenarios, prints a human summary and one JSON line per run, and with both targets the
+//! medians and the server/baseline ratios.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use caro_loadgen::scenario::{bots, connections, fanout, rooms};
+use caro_loadgen::stats::median;
+use caro_loadgen::{spawn, sys, Target};
+use clap::{Args, Parser, Subcommand};
+use serde::Serialize;
+use serde_json::json;
+
+/// Load generator for caro-arena: loopback only, every run bounded in time and count.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Cli {
+    #[command(flatten)]
+    targets: Targets,
+    #[command(subcommand)]
+    scenario: Scenario,
+}
+
+#[derive(Args, Debug)]
+struct Targets {
+    /// A running caro-arena (loopback address).
+    #[arg(long, global = true)]
+    server: Option<String>,
+    /// Its pid, for memory (default: the process listening on its port).
+    #[arg(long, global = true)]
+    server_pid: Option<u32>,
+    /// A running caro-baseline (loopback address).
+    #[arg(long, global = true)]
+    baseline: Option<String>,
+    /// Its pid (default: found by port).
+    #[arg(long, global = true)]
+    baseline_pid: Option<u32>,
+    /// Start a fresh caro-arena and caro-baseline for every run (the binaries next to this one,
+    /// on port 0), instead of --server/--baseline.
+    #[arg(long, global = true)]
+    spawn: bool,
+    /// With --spawn: the server's configuration.
+    #[arg(long, global = true, default_value = "crates/loadgen/load.toml")]
+    config: PathBuf,
+    /// With --spawn: the server binary (default: caro-arena next to this one).
+    #[arg(long, global = true)]
+    server_bin: Option<PathBuf>,
+    /// With --spawn: only this target (`server` or `baseline`).
+    #[arg(long, global = true)]
+    only: Option<String>,
+    /// Runs per target, alternating server and baseline; medians are reported.
+    #[arg(long, global = true, default_value_t = 1)]
+    repeat: usize,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+enum Scenario {
+    /// N idle connections held open: server memory per connection.
+    Connections {
+        #[arg(short = 'n', long, default_value_t = 10_000)]
+        connections: usize,
+        /// Seconds to hold them.
+        #[arg(long, default_value_t = 20.0)]
+        hold: f64,
+        /// Seconds after the last one opened before reading the memory.
+        #[arg(long, default_value_t = 3.0)]
+        settle: f64,
+        /// Seconds between client pings.
+        #[arg(long, default_value_t = 10.0)]
+        heartbeat: f64,
+        #[arg(long, default_value_t = 200)]
+        concurrency: usize,
+    },
+    /// One game, S spectators, a move every T ms: move-to-spectator latency.
+    Fanout {
+        #[arg(short = 's', long, default_value_t = 2000)]
+        spectators: usize,
+        #[arg(short = 'm', long, default_value_t = 200)]
+        moves: usize,
+        /// Milliseconds between moves.
+        #[arg(short = 't', long, default_value_t = 50)]
+        interval_ms: u64,
+        #[arg(long, default_value_t = 32)]
+        board: u8,
+        #[arg(long, default_value_t = 200)]
+        concurrency: usize,
+    },
+    /// R games with K spectators each: moves/s, frames/s, ack latency.
+    Rooms {
+        #[command(flatten)]
+        rooms: RoomsArgs,
+        /// After the full-speed runs, run again at half the server's median move rate.
+        #[arg(long)]
+        then_half: bool,
+    },
+    /// `rooms` at a set rate, without and then with every bot search slot busy.
+    Bots {
+        #[command(flatten)]
+        rooms: RoomsArgs,
+        /// Human-vs-bot games (at least the server's search.max_concurrent).
+        #[arg(long, default_value_t = 4)]
+        bot_games: usize,
+        /// Bot level (the strongest of config.toml by default).
+        #[arg(long, default_value = "master")]
+        level: String,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+struct RoomsArgs {
+    #[arg(short = 'r', long, default_value_t = 100)]
+    rooms: usize,
+    /// Spectators per game.
+    #[arg(short = 'k', long, default_value_t = 2)]
+    spectators: usize,
+    /// Measured seconds.
+    #[arg(short = 'd', long, default_value_t = 10.0)]
+    duration: f64,
+    #[arg(long, default_value_t = 2.0)]
+    warmup: f64,
+    /// Moves per second over all games; 0 = each move as soon as the previous one arrives.
+    #[arg(long, default_value_t = 0.0)]
+    rate: f64,
+    #[arg(long, default_value_t = 15)]
+    board: u8,
+    #[arg(long, default_value_t = 200)]
+    concurrency: usize,
+}
+
+impl RoomsArgs {
+    fn opts(&self) -> rooms::Opts {
+        rooms::Opts {
+            rooms: self.rooms,
+            spectators: self.spectators,
+            duration: Duration::from_secs_f64(self.duration),
+            warmup: Duration::from_secs_f64(self.warmup),
+            rate: self.rate,
+            board: self.board,
+            concurrency: self.concurrency,
+        }
+    }
+}
+
+/// A report of any scenario.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Report {
+    Connections(connections::Report),
+    Fanout(fanout::Report),
+    Rooms(rooms::Report),
+    Bots(Box<bots::Report>),
+}
+
+impl Report {
+    fn key_metrics(&self) -> Vec<(&'static str, f64)> {
+        match self {
+            Report::Connections(r) => r.key_metrics(),
+            Report::Fanout(r) => r.key_metrics(),
+            Report::Rooms(r) => r.key_metrics(),
+            Report::Bots(r) => r.key_metrics(),
+        }
+    }
+    fn human(&self) -> String {
+        match self {
+            Report::Connections(r) => r.human(),
+            Report::Fanout(r) => r.human(),
+            Report::Rooms(r) => r.human(),
+            Report::Bots(r) => r.human(),
+        }
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let nofile = sys::raise_nofile();
+    eprintln!("caro-loadgen: RLIMIT_NOFILE soft limit {nofile}");
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(run(cli))
+}
+
+/// The binaries next to this one (target/<profile>/).
+fn sibling(name: &str) -> anyhow::Result<PathBuf> {
+    let me = std::env::current_exe()?;
+    let p = me.with_file_name(name);
+    if !p.exists() {
+        bail!(
+            "{} not found: build it first (cargo build --release --workspace)",
+            p.display()
+        );
+    }
+    Ok(p)
+}
+
+/// One target of a run: either given by address, or a fresh process.
+struct Which {
+    name: &'static str,
+    addr: Option<String>,
+    pid: Option<u32>,
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    let t = &cli.targets;
+    let mut which = Vec::new();
+    let wanted = |n: &str| t.only.as_deref().map_or(true, |o| o == n);
+    let has_baseline = !matches!(cli.scenario, Scenario::Bots { .. });
+    if t.spawn {
+        if wanted("server") {
+            which.push(Which {
+                name: "server",
+                addr: None,
+                pid: None,
+            });
+        }
+        if wanted("baseline") && has_baseline {
+            which.push(Which {
+                name: "baseline",
+                addr: None,
+                pid: None,
+            });
+        }
+    } else {
+        if let Some(a) = &t.server {
+            which.push(Which {
+                name: "server",
+                addr: Some(a.clone()),
+                pid: t.server_pid,
+            });
+        }
+        if let (Some(a), true) = (&t.baseline, has_baseline) {
+            which.push(Which {
+                name: "baseline",
+                addr: Some(a.clone()),
+                pid: t.baseline_pid,
+            });
+        }
+    }
+    if which.is_empty() {
+        bail!("nothing to load: give --server and/or --baseline addresses, or --spawn");
+    }
+    let scenario_name = match &cli.scenario {
+        Scenario::Connections { .. } => "connections",
+        Scenario::Fanout { .. } => "fanout",
+        Scenario::Rooms { .. } => "rooms",
+        Scenario::Bots { .. } => "bots",
+    };
+    let mut metrics: Vec<(&'static str, Vec<(&'static str, f64)>)> = Vec::new();
+    for run in 1..=t.repeat.max(1) {
+        for w in &which {
+            let report = run_one(&cli, w, &cli.scenario).await?;
+            emit(scenario_name, run, &report);
+            metrics.push((w.name, report.key_metrics()));
+        }
+    }
+    summarize(scenario_name, &metrics);
+    if let Scenario::Rooms {
+        rooms: args,
+        then_half: true,
+    } = &cli.scenario
+    {
+        let full: Vec<f64> = metrics
+            .iter()
+            .filter(|(n, _)| *n == "server")
+            .filter_map(|(_, m)| {
+                m.iter()
+                    .find(|(k, _)| *k == "moves_per_sec")
+                    .map(|(_, v)| *v)
+            })
+            .collect();
+        let half = median(&full) / 2.0;
+        if half > 0.0 {
+            let mut a = args.clone();
+            a.rate = half;
+            let half_scenario = Scenario::Rooms {
+                rooms: a,
+                then_half: false,
+            };
+            let mut metrics = Vec::new();
+            for run in 1..=t.repeat.max(1) {
+                for w in &which {
+                    let report = run_one(&cli, w, &half_scenario).await?;
+                    emit("rooms_half", run, &report);
+                    metrics.push((w.name, report.key_metrics()));
+                }
+            }
+            summarize("rooms_half", &metrics);
+        }
+    }
+    Ok(())
+}
+
+async fn run_one(cli: &Cli, w: &Which, scenario: &Scenario) -> anyhow::Result<Report> {
+    let t = &cli.targets;
+    let mut spawned = None;
+    let target = match &w.addr {
+        Some(a) => {
+            let addr = sys::loopback(a)?;
+            let pid = w.pid.or_else(|| sys::pid_listening_on(addr.port()));
+            Target {
+                name: w.name.into(),
+                addr,
+                pid,
+            }
+        }
+        None => {
+            let s = if w.name == "server" {
+                let config = t.config.display().to_string();
+                let bin = match &t.server_bin {
+                    Some(b) => b.clone(),
+                    None => sibling("caro-arena")?,
+                };
+                spawn::start(&bin, &["--config".into(), config]).await?
+            } else {
+                spawn::start(&sibling("caro-baseline")?, &[]).await?
+            };
+            let target = Target {
+                name: w.name.into(),
+                addr: sys::loopback(&s.addr.to_string())?,
+                pid: Some(s.pid),
+            };
+            spawned = Some(s);
+            // Let the fresh process finish starting (RSS before is read at the scenario's start).
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            target
+        }
+    };
+    let report = match scenario {
+        Scenario::Connections {
+            connections,
+            hold,
+            settle,
+            heartbeat,
+            concurrency,
+        } => {
+            let o = connections::Opts {
+                connections: *connections,
+                concurrency: *concurrency,
+                hold: Duration::from_secs_f64(*hold),
+                settle: Duration::from_secs_f64(*settle),
+                heartbeat: Duration::from_secs_f64(*heartbeat),
+            };
+            Report::Connections(connections::run(&target, &o).await?)
+        }
+        Scenario::Fanout {
+            spectators,
+            moves,
+            interval_ms,
+            board,
+            concurrency,
+        } => {
+            let o = fanout::Opts {
+                spectators: *spectators,
+                moves: *moves,
+                interval: Duration::from_millis(*interval_ms),
+                board: *board,
+                concurrency: *concurrency,
+            };
+            Report::Fanout(fanout::run(&target, &o).await?)
+        }
+        Scenario::Rooms { rooms: a, .. } => Report::Rooms(rooms::run(&target, &a.opts()).await?),
+        Scenario::Bots {
+            rooms: a,
+            bot_games,
+            level,
+        } => {
+            let o = bots::Opts {
+                rooms: a.opts(),
+                bot_games: *bot_games,
+                level: level.clone(),
+            };
+            Report::Bots(Box::new(bots::run(&target, &o).await.context("bots")?))
+        }
+    };
+    if let Some(s) = spawned {
+        s.stop().await;
+    }
+    Ok(report)
+}
+
+fn emit(scenario: &str, run: usize, report: &Report) {
+    println!("{}", report.human());
+    #[derive(Serialize)]
+    struct Line<'a> {
+        scenario: &'a str,
+        run: usize,
+        #[serde(flatten)]
+        report: &'a Report,
+    }
+    println!(
+        "{}",
+        serde_json::to_string(&Line {
+            scenario,
+            run,
+            report
+        })
+        .unwrap_or_default()
+    );
+}
+
+/// Medians per target and, with both, server/baseline ratios.
+fn summarize(scenario: &str, runs: &[(&'static str, Vec<(&'static str, f64)>)]) {
+    let mut out = serde_json::Map::new();
+    let keys: Vec<&str> = runs
+        .first()
+        .map(|(_, m)| m.iter().map(|(k, _)| *k).collect())
+        .unwrap_or_default();
+    let med = |target: &str, key: &str| {
+        let v: Vec<f64> = runs
+            .iter()
+            .filter(|(n, _)| *n == target)
+            .filter_map(|(_, m)| m.iter().find(|(k, _)| *k == key).map(|(_, v)| *v))
+            .collect();
+        (!v.is_empty()).then(|| median(&v))
+    };
+    let mut ratio = serde_json::Map::new();
+    println!("== {scenario}: medians of {} run(s)", runs.len());
+    for key in &keys {
+        let s = med("server", key);
+        let b = med("baseline", key);
+        let fmt = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
+        let r = match (s, b) {
+            (Some(s), Some(b)) if b != 0.0 => Some(s / b),
+            _ => None,
+        };
+        println!(
+            "  {key:>22}: server {:>12}  baseline {:>12}  ratio {}",
+            fmt(s),
+            fmt(b),
+            fmt(r)
+        );
+        if let Some(r) = r {
+            ratio.insert((*key).into(), json!(r));
+        }
+    }
+    for target in ["server", "baseline"] {
+        let m: serde_json::Map<String, serde_json::Value> = keys
+            .iter()
+            .filter_map(|k| med(target, k).map(|v| ((*k).to_string(), json!(v))))
+            .collect();
+        if !m.is_empty() {
+            out.insert(target.into(), m.into());
+        }
+    }
+    out.insert("ratio".into(), ratio.into());
+    println!("{}", json!({"scenario": scenario, "summary": out}));
+}

@@ -1,0 +1,239 @@
+//! The generator's scenarios against a real caro-arena and the baseline, both started in this
+//! process on port 0. Small numbers; the assertions are about counts and structure, never speed.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use caro_arena::config::Config;
+use caro_arena::store::MemoryStore;
+use caro_loadgen::scenario::{bots, connections, fanout, rooms};
+use caro_loadgen::{baseline, client, wire, Target};
+use tokio::sync::oneshot;
+
+fn config() -> Config {
+    Config::from_toml(
+        r#"
+[server]
+log = "warn"
+shutdown_timeout_ms = 5000
+[limits]
+max_spectators = 100
+rate_per_sec = 100000.0
+rate_burst = 100000
+[search]
+max_concurrent = 1
+min_move_ms = 0
+thinking_interval_ms = 0
+[bots.quick]
+description = "fast"
+games = ["caro"]
+max_depth = 2
+time_ms = 30
+"#,
+    )
+    .expect("test config")
+}
+
+/// A running server; stopping is dropping the sender.
+struct Running {
+    addr: SocketAddr,
+    _stop: oneshot::Sender<()>,
+}
+
+async fn server() -> Running {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(caro_arena::run_with_store(
+        listener,
+        config(),
+        Arc::new(MemoryStore::default()),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    Running { addr, _stop: stop }
+}
+
+async fn baseline_server() -> Running {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(baseline::run(listener, async {
+        let _ = stopped.await;
+    }));
+    Running { addr, _stop: stop }
+}
+
+fn target(name: &str, addr: SocketAddr) -> Target {
+    Target {
+        name: name.into(),
+        addr,
+        pid: Some(std::process::id()),
+    }
+}
+
+fn fanout_opts() -> fanout::Opts {
+    fanout::Opts {
+        spectators: 5,
+        moves: 10,
+        interval: Duration::from_millis(5),
+        board: 15,
+        concurrency: 4,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fanout_of_10_moves_to_5_spectators_yields_50_samples() {
+    let s = server().await;
+    let r = fanout::run(&target("server", s.addr), &fanout_opts())
+        .await
+        .unwrap();
+    assert_eq!(r.joined, 5);
+    assert_eq!(r.moves, 10);
+    assert_eq!(r.expected_samples, 50);
+    assert_eq!(r.latency.count, 50);
+    assert_eq!(r.ack.count, 10);
+    assert!(r.latency.p50_ms <= r.latency.p99_ms && r.latency.p99_ms <= r.latency.max_ms);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fanout_against_the_baseline_yields_the_same_counts() {
+    let b = baseline_server().await;
+    let r = fanout::run(&target("baseline", b.addr), &fanout_opts())
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.joined, r.moves, r.latency.count, r.ack.count),
+        (5, 10, 50, 10)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_holds_20_and_reads_the_memory() {
+    let s = server().await;
+    let o = connections::Opts {
+        connections: 20,
+        concurrency: 5,
+        hold: Duration::from_millis(300),
+        settle: Duration::from_millis(100),
+        heartbeat: Duration::from_millis(50),
+    };
+    let r = connections::run(&target("server", s.addr), &o)
+        .await
+        .unwrap();
+    assert_eq!((r.opened, r.held, r.failed), (20, 20, 0));
+    assert!(r.rss_before.is_some() && r.rss_after.is_some());
+    assert!(r.bytes_per_connection.is_some());
+    let b = baseline_server().await;
+    let r = connections::run(&target("baseline", b.addr), &o)
+        .await
+        .unwrap();
+    assert_eq!((r.opened, r.held, r.failed), (20, 20, 0));
+}
+
+fn rooms_opts() -> rooms::Opts {
+    rooms::Opts {
+        rooms: 2,
+        spectators: 1,
+        duration: Duration::from_millis(1500),
+        warmup: Duration::from_millis(200),
+        rate: 0.0,
+        // 25 moves a game, so the rooms start new games within the run.
+        board: 5,
+        concurrency: 4,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rooms_play_scripted_games_without_errors() {
+    for (name, running) in [
+        ("server", server().await),
+        ("baseline", baseline_server().await),
+    ] {
+        let r = rooms::run(&target(name, running.addr), &rooms_opts())
+            .await
+            .unwrap();
+        assert_eq!(r.errors, 0, "{name}: {}", r.human());
+        assert!(r.games >= 2, "{name}: {}", r.human());
+        assert!(r.moves > 0, "{name}: {}", r.human());
+        assert_eq!(r.ack.count, r.moves, "{name}: one ack per counted move");
+        // Each move reaches its three members (the mover's copy is the ack).
+        let move_frames = (r.move_frames_per_sec * r.secs).round() as u64;
+        assert!(move_frames >= r.moves, "{name}: {}", r.human());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rooms_at_a_set_rate_play_too() {
+    let s = server().await;
+    let mut o = rooms_opts();
+    o.rate = 40.0;
+    let r = rooms::run(&target("server", s.addr), &o).await.unwrap();
+    assert_eq!(r.errors, 0, "{}", r.human());
+    assert_eq!(r.ack.count, r.moves);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bots_runs_the_rooms_traffic_twice_beside_bot_games() {
+    let s = server().await;
+    let mut ro = rooms_opts();
+    ro.rate = 20.0;
+    ro.board = 15;
+    let o = bots::Opts {
+        rooms: ro,
+        bot_games: 2,
+        level: "quick".into(),
+    };
+    let r = bots::run(&target("server", s.addr), &o).await.unwrap();
+    assert_eq!(r.without.errors, 0, "{}", r.human());
+    assert_eq!(r.with.errors, 0, "{}", r.human());
+    assert!(r.bot_game_ack.count > 0, "{}", r.human());
+    assert!(r.searches_active_mean.is_finite(), "{}", r.human());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_baseline_relays_a_frame_to_everyone_in_the_room() {
+    let b = baseline_server().await;
+    let mut x = client::hello(b.addr, "x").await.unwrap();
+    client::send(&mut x, wire::create_room(15, 1))
+        .await
+        .unwrap();
+    let joined = client::expect(&mut x, "room_joined").await.unwrap();
+    let room = client::room_id(&joined).unwrap();
+    let mut others = Vec::new();
+    for as_ in ["player", "spectator", "spectator"] {
+        let mut c = client::hello(b.addr, as_).await.unwrap();
+        client::send(&mut c, wire::join_room(&room, as_, 2))
+            .await
+            .unwrap();
+        client::expect(&mut c, "room_joined").await.unwrap();
+        others.push(c);
+    }
+    let frame = wire::move_(&room, 1, 7, 7);
+    client::send(&mut x, frame.clone()).await.unwrap();
+    for c in others.iter_mut().chain(std::iter::once(&mut x)) {
+        let got = client::next_text(c).await.unwrap();
+        assert_eq!(got.as_str(), frame);
+    }
+    // A room of its own is not relayed to.
+    let mut lone = client::hello(b.addr, "lone").await.unwrap();
+    client::send(&mut lone, wire::create_room(15, 3))
+        .await
+        .unwrap();
+    client::expect(&mut lone, "room_joined").await.unwrap();
+    client::send(&mut x, wire::move_(&room, 2, 8, 8))
+        .await
+        .unwrap();
+    client::send(&mut lone, wire::move_("mine", 1, 0, 0))
+        .await
+        .unwrap();
+    let got = client::next_text(&mut lone).await.unwrap();
+    assert_eq!(got.as_str(), wire::move_("mine", 1, 0, 0));
+}
+
+#[test]
+fn non_loopback_targets_are_refused() {
+    assert!(caro_loadgen::sys::loopback("8.8.8.8:80").is_err());
+}
