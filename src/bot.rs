@@ -1,13 +1,14 @@
 //! The bot adapter: the only bridge between the engine (plain blocking code) and the async server.
 //!
-//! A search runs on tokio's blocking pool (`spawn_blocking`) so it never stalls the reactor, with
-//! the level's depth and time budget and a stop flag the engine polls. A global semaphore bounds
-//! the searches running at once: rooms whose bot waits for a permit simply wait, the server stays
-//! responsive. Progress is reported as [`BotEvent::Thinking`] (throttled, dropped when the room is
+//! A search runs on a thread of its own (not tokio's shared blocking pool) at a lower priority
+//! (`search.nice`), so it never stalls the reactor nor takes the CPU that players' messages need,
+//! with the level's depth and time budget and a stop flag the engine polls. A global semaphore
+//! bounds the searches running at once: rooms whose bot waits for a permit simply wait, the
+//! server stays responsive. Progress is reported as [`BotEvent::Thinking`] (throttled, dropped when the room is
 //! busy) and the answer as [`BotEvent::Done`]. Dropping the [`SearchHandle`] cancels the search.
 //!
-//! Levels played by an outside Gomocup engine go through [`crate::outside`] instead of
-//! `spawn_blocking`, under the same semaphore: a move of an outside engine is a search like any
+//! Levels played by an outside Gomocup engine go through [`crate::outside`] instead of a search
+//! thread, under the same semaphore: a move of an outside engine is a search like any
 //! other. It takes a process slot of its level first, then a search permit, so a level whose
 //! processes are all busy never sits on a permit a built-in bot could use. Its answer arrives as
 //! [`BotEvent::Done`] (always a legal move) or [`BotEvent::Forfeit`]; it reports no progress.
@@ -22,12 +23,12 @@ use std::time::Duration;
 use caro_engine::bot::Bot;
 use caro_engine::search::SearchInfo;
 use caro_engine::{Board, Move};
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::{mpsc, oneshot, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::{BotConfig, BotEngine};
+use crate::config::{BotConfig, BotEngine, SearchConfig};
 use crate::metrics::Metrics;
 use crate::outside::{EnginePool, GameClock};
 use crate::protocol::Fault;
@@ -129,15 +130,14 @@ pub struct BotPool {
     tracker: TaskTracker,
     thinking_interval: Duration,
     min_move: Duration,
+    nice: u8,
 }
 
 impl BotPool {
     /// A pool for the configured levels.
     pub fn new(
         levels: BTreeMap<String, BotConfig>,
-        max_concurrent: usize,
-        thinking_interval: Duration,
-        min_move: Duration,
+        search: SearchConfig,
         metrics: Arc<Metrics>,
         tracker: TaskTracker,
         shutdown: CancellationToken,
@@ -162,11 +162,12 @@ impl BotPool {
             levels,
             outside,
             shutdown,
-            permits: Arc::new(Semaphore::new(max_concurrent)),
+            permits: Arc::new(Semaphore::new(search.max_concurrent)),
             metrics,
             tracker,
-            thinking_interval,
-            min_move,
+            thinking_interval: search.thinking_interval,
+            min_move: search.min_move,
+            nice: search.nice,
         }
     }
 
@@ -306,6 +307,7 @@ impl BotPool {
         let permits = self.permits.clone();
         let metrics = self.metrics.clone();
         let interval = self.thinking_interval;
+        let nice = self.nice;
         // A different seed each move, reproducible from the seat's seed.
         let seed = seed ^ (board.moves().len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let min_move = self.min_move;
@@ -318,30 +320,43 @@ impl BotPool {
             metrics.bot_searches_active.fetch_add(1, Ordering::Relaxed);
             let search_start = Instant::now();
             let progress = events.clone();
-            let blocking = tokio::task::spawn_blocking(move || {
-                let mut bot = Bot::new(level, seed);
-                let mut last: Option<std::time::Instant> = None;
-                let mut report = |info: &SearchInfo| {
-                    if last.is_some_and(|t| t.elapsed() < interval) {
-                        return;
-                    }
-                    last = Some(std::time::Instant::now());
-                    let info = Thinking {
-                        depth: info.depth,
-                        score: info.score,
-                        nodes: info.nodes,
-                        nps: info.nps,
-                        pv: info.pv.clone(),
+            let (done, answer) = oneshot::channel();
+            // A thread of its own rather than tokio's blocking pool: its priority is lowered
+            // for good, which a pool thread shared with other blocking work must not be.
+            let thread = std::thread::Builder::new()
+                .name("bot-search".into())
+                .spawn(move || {
+                    lower_priority(nice);
+                    let mut bot = Bot::new(level, seed);
+                    let mut last: Option<std::time::Instant> = None;
+                    let mut report = |info: &SearchInfo| {
+                        if last.is_some_and(|t| t.elapsed() < interval) {
+                            return;
+                        }
+                        last = Some(std::time::Instant::now());
+                        let info = Thinking {
+                            depth: info.depth,
+                            score: info.score,
+                            nodes: info.nodes,
+                            nps: info.nps,
+                            pv: info.pv.clone(),
+                        };
+                        // Progress is best effort: a busy room skips some.
+                        let _ = progress.try_send(BotEvent::Thinking { gen, info });
                     };
-                    // Progress is best effort: a busy room skips some.
-                    let _ = progress.try_send(BotEvent::Thinking { gen, info });
-                };
-                bot.choose(&board, &stop, &mut report).map(|r| r.best)
-            });
-            let best = blocking.await.unwrap_or_else(|e| {
-                tracing::error!("bot search failed: {e}");
-                None
-            });
+                    let _ = done.send(bot.choose(&board, &stop, &mut report).map(|r| r.best));
+                });
+            let best = match thread {
+                // A search that panicked drops `done`: the room falls back to a legal move.
+                Ok(_) => answer.await.unwrap_or_else(|_| {
+                    tracing::error!("bot search failed: the search thread panicked");
+                    None
+                }),
+                Err(e) => {
+                    tracing::error!("bot search failed: no thread: {e}");
+                    None
+                }
+            };
             metrics.bot_searches_active.fetch_sub(1, Ordering::Relaxed);
             metrics.search_done(search_start.elapsed());
             drop(permit);
@@ -379,4 +394,27 @@ impl BotPool {
             })
             .collect()
     }
+}
+
+/// Makes the calling thread `nice` steps nicer than it is (Linux: the nice value is per thread).
+/// Searches then take only the CPU that connections and rooms leave: with every search slot
+/// busy on a small machine, players' moves still go through at once (docs/performance.md).
+fn lower_priority(nice: u8) {
+    #[cfg(target_os = "linux")]
+    if nice > 0 {
+        // SAFETY: plain system calls on the calling thread's own id; no memory is shared.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            *libc::__errno_location() = 0;
+            let current = libc::getpriority(libc::PRIO_PROCESS, tid);
+            if *libc::__errno_location() == 0 {
+                let target = (current + i32::from(nice)).min(19);
+                if libc::setpriority(libc::PRIO_PROCESS, tid, target) != 0 {
+                    tracing::debug!("search thread keeps its priority: setpriority failed");
+                }
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
 }

@@ -205,6 +205,8 @@ pub struct RawSearch {
     pub thinking_interval_ms: u64,
     /// A bot never answers faster than this (so bot games can be watched).
     pub min_move_ms: u64,
+    /// How much nicer than the server (in `nice` steps, 0..=19) search threads run.
+    pub nice: u8,
 }
 
 impl Default for RawSearch {
@@ -213,8 +215,22 @@ impl Default for RawSearch {
             max_concurrent: 2,
             thinking_interval_ms: 250,
             min_move_ms: 300,
+            nice: 10,
         }
     }
+}
+
+/// `[search]`, validated: how built-in bots search.
+#[derive(Debug, Clone)]
+pub struct SearchConfig {
+    /// Concurrent searches, server-wide (built-in and outside engines).
+    pub max_concurrent: usize,
+    /// `bot_thinking` throttle.
+    pub thinking_interval: Duration,
+    /// Minimum bot move time.
+    pub min_move: Duration,
+    /// Niceness added to search threads, so players' messages win the CPU from searches.
+    pub nice: u8,
 }
 
 /// `[bots.<name>]`: a built-in level (`style`, `max_depth`, `time_ms`, `blunder`) or, with
@@ -401,12 +417,8 @@ pub struct Config {
     pub crowd_update: Duration,
     /// Events kept for `sync`.
     pub history_events: usize,
-    /// Concurrent searches.
-    pub max_searches: usize,
-    /// `bot_thinking` throttle.
-    pub thinking_interval: Duration,
-    /// Minimum bot move time.
-    pub min_move: Duration,
+    /// Bot searches: concurrency, progress throttle, minimum move time, priority.
+    pub search: SearchConfig,
     /// Bot levels by name, in name order.
     pub bots: BTreeMap<String, BotConfig>,
     /// The game database: a SQLite file path, or `:memory:` (no persistence, for tests).
@@ -795,6 +807,9 @@ impl RawConfig {
             ));
         }
         let q = self.search;
+        if q.nice > 19 {
+            return Err(invalid("search.nice", "must be 0..=19"));
+        }
         if q.max_concurrent == 0 {
             return Err(invalid("search.max_concurrent", "must be at least 1"));
         }
@@ -849,9 +864,12 @@ impl RawConfig {
             empty_ttl: ms("rooms.empty_ttl_ms", r.empty_ttl_ms, 0)?,
             crowd_update: ms("rooms.crowd_update_ms", r.crowd_update_ms, 0)?,
             history_events: r.history_events,
-            max_searches: q.max_concurrent,
-            thinking_interval: ms("search.thinking_interval_ms", q.thinking_interval_ms, 0)?,
-            min_move: ms("search.min_move_ms", q.min_move_ms, 0)?,
+            search: SearchConfig {
+                max_concurrent: q.max_concurrent,
+                thinking_interval: ms("search.thinking_interval_ms", q.thinking_interval_ms, 0)?,
+                min_move: ms("search.min_move_ms", q.min_move_ms, 0)?,
+                nice: q.nice,
+            },
             bots,
             store_path,
         })

@@ -67,9 +67,7 @@ impl Server {
         let shutdown = CancellationToken::new();
         let bots = BotPool::new(
             config.bots.clone(),
-            config.max_searches,
-            config.thinking_interval,
-            config.min_move,
+            config.search.clone(),
             metrics.clone(),
             tracker.clone(),
             shutdown.clone(),

@@ -229,3 +229,50 @@ async fn the_search_semaphore_bounds_concurrent_searches() {
     assert_eq!(peak_searches(1).await, 1);
     assert!(peak_searches(3).await >= 2);
 }
+
+/// The nice value of a thread, from its /proc stat file (field 19 of stat(5)).
+#[cfg(target_os = "linux")]
+fn nice_of(task: &std::path::Path) -> Option<i64> {
+    let stat = std::fs::read_to_string(task.join("stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_whitespace().nth(16)?.parse().ok()
+}
+
+/// The nice values of this process's threads named `name`.
+#[cfg(target_os = "linux")]
+fn nice_of_threads(name: &str) -> Vec<i64> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
+        .filter_map(|t| nice_of(&t.path()))
+        .collect()
+}
+
+/// Searches run on their own threads, `search.nice` steps nicer than the server, so players'
+/// messages win the CPU from them (docs/performance.md, the bots scenario).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn searches_run_on_threads_of_lower_priority() {
+    let server = start(config_with("", "", "", "nice = 7")).await;
+    let (mut a, _) = server.hello("a").await;
+    let base = nice_of(std::path::Path::new("/proc/thread-self")).unwrap();
+    let target = (base + 7).min(19);
+    a.send(json!({"type": "create_room", "game": "caro", "width": 15,
+        "x": {"bot": "strong"}, "o": {"bot": "strong"}}))
+        .await;
+    // A thread is seen for an instant before it lowers its own priority: wait for the steady state.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let seen = nice_of_threads("bot-search");
+        if !seen.is_empty() && seen.iter().all(|&n| n == target) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "search threads at {seen:?}, expected {target}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    server.stop().await;
+}
