@@ -23,7 +23,7 @@ const state = {
   evals: new Map(), // move number -> the deciding search's score from X's side, for the graph
   sending: null, // [x, y] of our move sent and not yet answered: the board stays locked
   rooms: [],
-  lobbyTimer: null,
+  watchingLobby: false, // lobby_update messages are applied
 };
 
 const RULE_HELP = {
@@ -135,27 +135,43 @@ window.addEventListener("hashchange", onRoute);
 
 // ---------- lobby ----------
 
+// The lobby is live: `watch_lobby` answers with every room, then the server pushes the rooms
+// that open, change or close (`lobby_update`, about once a second) until `unwatch_lobby`.
 function startLobby() {
-  refreshRooms();
+  state.watchingLobby = true;
+  watchLobby();
   refreshRecent();
-  clearInterval(state.lobbyTimer);
-  state.lobbyTimer = setInterval(refreshRooms, 2500);
 }
 
 function stopLobby() {
-  clearInterval(state.lobbyTimer);
-  state.lobbyTimer = null;
+  if (state.watchingLobby && conn.welcome) conn.raw({ type: "unwatch_lobby" });
+  state.watchingLobby = false;
 }
 
-async function refreshRooms() {
-  if (!conn.welcome) return;
+async function watchLobby() {
+  if (!conn.welcome) return; // watched again on the next welcome
   try {
-    const reply = await conn.request("list_rooms");
+    const reply = await conn.request("watch_lobby");
     state.rooms = reply.rooms;
     renderRooms();
   } catch (err) {
     if (err.code !== "disconnected") showError(err);
   }
+}
+
+function applyLobbyUpdate(msg) {
+  if (!state.watchingLobby) return;
+  const byId = new Map(state.rooms.map((r) => [r.room_id, r]));
+  for (const id of msg.removed) byId.delete(id);
+  let finished = false;
+  for (const r of msg.rooms) {
+    finished ||= r.status === "finished" && byId.get(r.room_id)?.status !== "finished";
+    byId.set(r.room_id, r);
+  }
+  state.rooms = [...byId.values()].sort((a, b) => (a.room_id < b.room_id ? -1 : 1));
+  renderRooms();
+  // A game just ended: it is in the store now, among the recent games.
+  if (finished) refreshRecent();
 }
 
 // Finished games from the store (GET /api/games), newest first, each opening the replay view.
@@ -496,6 +512,9 @@ conn.addEventListener("message", (ev) => {
         }
         renderGame();
       }
+      break;
+    case "lobby_update":
+      applyLobbyUpdate(msg);
       break;
     case "bot_thinking":
       if (state.room && msg.room_id === state.room.room_id) {

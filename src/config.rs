@@ -180,6 +180,8 @@ pub struct RawRooms {
     pub crowd_update_ms: u64,
     /// Record events kept per room for `sync`.
     pub history_events: usize,
+    /// Lobby watchers get the rooms that changed at most this often.
+    pub lobby_update_ms: u64,
 }
 
 impl Default for RawRooms {
@@ -191,6 +193,7 @@ impl Default for RawRooms {
             empty_ttl_ms: 120_000,
             crowd_update_ms: 1_000,
             history_events: 4_096,
+            lobby_update_ms: 1_000,
         }
     }
 }
@@ -417,6 +420,8 @@ pub struct Config {
     pub crowd_update: Duration,
     /// Events kept for `sync`.
     pub history_events: usize,
+    /// Lobby feed interval.
+    pub lobby_update: Duration,
     /// Bot searches: concurrency, progress throttle, minimum move time, priority.
     pub search: SearchConfig,
     /// Bot levels by name, in name order.
@@ -863,6 +868,7 @@ impl RawConfig {
             finished_ttl: ms("rooms.finished_ttl_ms", r.finished_ttl_ms, 0)?,
             empty_ttl: ms("rooms.empty_ttl_ms", r.empty_ttl_ms, 0)?,
             crowd_update: ms("rooms.crowd_update_ms", r.crowd_update_ms, 0)?,
+            lobby_update: ms("rooms.lobby_update_ms", r.lobby_update_ms, 10)?,
             history_events: r.history_events,
             search: SearchConfig {
                 max_concurrent: q.max_concurrent,

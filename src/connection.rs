@@ -372,6 +372,18 @@ impl Conn {
             ClientMsg::ListRooms {} => reply(ServerMsg::RoomList {
                 rooms: self.server.lobby.summaries(),
             }),
+            ClientMsg::WatchLobby {} => {
+                // Watch first: a change between the list and the registration is then sent
+                // again rather than missed.
+                self.server.lobby.watch(self.client.clone());
+                reply(ServerMsg::RoomList {
+                    rooms: self.server.lobby.summaries(),
+                })
+            }
+            ClientMsg::UnwatchLobby {} => {
+                self.server.lobby.unwatch(self.client.conn_id);
+                reply(ServerMsg::LobbyUnwatched {})
+            }
             ClientMsg::CreateRoom {
                 game,
                 width,
@@ -539,6 +551,7 @@ impl Conn {
     }
 
     async fn cleanup(&mut self) {
+        self.server.lobby.unwatch(self.client.conn_id);
         if let Some(session) = &self.session {
             session.detach(self.client.conn_id);
             for room_id in self.rooms.drain() {

@@ -129,6 +129,7 @@ pub async fn run_with_store(
         tracing::info!(%addr, "listening");
     }
     server.tracker.spawn(lobby::janitor(server.clone()));
+    server.tracker.spawn(lobby::feed(server.clone()));
     tokio::pin!(shutdown);
     loop {
         tokio::select! {

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::connection::ClientHandle;
-use crate::protocol::RoomSummary;
+use crate::protocol::{encode, RoomSummary, ServerMsg};
 use crate::room::RoomHandle;
 use crate::store::hash_token;
 use crate::Server;
@@ -88,6 +88,8 @@ pub struct Lobby {
     rooms: DashMap<Arc<str>, RoomEntry>,
     /// By token hash.
     sessions: DashMap<String, Arc<Session>>,
+    /// Connections that asked for `lobby_update`s, by connection id.
+    watchers: DashMap<u64, ClientHandle>,
 }
 
 impl Lobby {
@@ -116,6 +118,14 @@ impl Lobby {
             .collect();
         v.sort_by(|a, b| a.room_id.cmp(&b.room_id));
         v
+    }
+    /// Sends `client` the `lobby_update`s from now on.
+    pub fn watch(&self, client: ClientHandle) {
+        self.watchers.insert(client.conn_id, client);
+    }
+    /// Stops the `lobby_update`s to a connection (also when it closes).
+    pub fn unwatch(&self, conn_id: u64) {
+        self.watchers.remove(&conn_id);
     }
     /// The session of a token.
     pub fn session(&self, token: &str) -> Option<Arc<Session>> {
@@ -186,6 +196,59 @@ pub async fn janitor(server: Arc<Server>) {
         tokio::select! {
             _ = server.shutdown.cancelled() => return,
             _ = tokio::time::sleep(period) => server.lobby.purge_sessions(server.config.session_ttl),
+        }
+    }
+}
+
+/// The lobby feed: every `rooms.lobby_update_ms`, the rooms that opened, changed or closed since
+/// the last look go to every watcher as one `lobby_update`, serialized once. It reads each
+/// room's summary channel (`watch::Receiver::has_changed`), so rooms do no extra work for it.
+/// Until shutdown.
+pub async fn feed(server: Arc<Server>) {
+    let lobby = &server.lobby;
+    let mut seen: std::collections::HashMap<Arc<str>, watch::Receiver<RoomSummary>> =
+        std::collections::HashMap::new();
+    let mut tick = tokio::time::interval(server.config.lobby_update);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = server.shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let mut rooms = Vec::new();
+        for entry in lobby.rooms.iter() {
+            match seen.get_mut(entry.key()) {
+                Some(rx) if !rx.has_changed().unwrap_or(false) => {}
+                Some(rx) => rooms.push(rx.borrow_and_update().clone()),
+                None => {
+                    let mut rx = entry.value().summary.clone();
+                    let summary = rx.borrow_and_update().clone();
+                    // A room registered before it published its first summary is new next time.
+                    if !summary.game.is_empty() {
+                        rooms.push(summary);
+                        seen.insert(entry.key().clone(), rx);
+                    }
+                }
+            }
+        }
+        let mut removed: Vec<String> = Vec::new();
+        seen.retain(|id, _| {
+            let open = lobby.rooms.contains_key(id);
+            if !open {
+                removed.push(id.to_string());
+            }
+            open
+        });
+        // The changes are followed even while nobody watches (a pass over the rooms a tick),
+        // so that a new watcher's first update holds what changed after its `room_list`.
+        if (rooms.is_empty() && removed.is_empty()) || lobby.watchers.is_empty() {
+            continue;
+        }
+        rooms.sort_by(|a, b| a.room_id.cmp(&b.room_id));
+        removed.sort();
+        let bytes = encode(&ServerMsg::LobbyUpdate { rooms, removed }, None);
+        for w in lobby.watchers.iter() {
+            w.value().send(bytes.clone());
         }
     }
 }

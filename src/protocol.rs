@@ -96,6 +96,10 @@ pub enum ClientMsg {
     },
     /// Rooms on this server.
     ListRooms {},
+    /// Rooms on this server now (`room_list`), then `lobby_update` whenever some change.
+    WatchLobby {},
+    /// Stops the `lobby_update`s.
+    UnwatchLobby {},
     /// Opens a room.
     CreateRoom {
         /// `"caro"` or `"tictactoe"`.
@@ -527,11 +531,21 @@ pub enum ServerMsg {
         /// Bot levels.
         bots: Vec<BotInfo>,
     },
-    /// Reply to `list_rooms`.
+    /// Reply to `list_rooms` and `watch_lobby`.
     RoomList {
         /// Summaries.
         rooms: Vec<RoomSummary>,
     },
+    /// To lobby watchers: the rooms that opened or changed, and the ids of those that closed,
+    /// since the last update.
+    LobbyUpdate {
+        /// New or changed summaries.
+        rooms: Vec<RoomSummary>,
+        /// Closed rooms.
+        removed: Vec<String>,
+    },
+    /// Reply to `unwatch_lobby`.
+    LobbyUnwatched {},
     /// You are in a room; its full state.
     RoomJoined {
         /// State.

@@ -324,5 +324,14 @@ test("the lobby lists games and a bot's analysis is shown live", async () => {
   await lobby.page.waitForSelector("#rooms-finished li.room");
   assert.match(await lobby.page.textContent("#rooms-finished"), /Ann, away vs quick \(bot\)/);
   await lobby.page.waitForSelector("#recent-games a.recent-game");
+  // Live: a room opened now appears without a reload, and leaves "waiting" once it fills.
+  const c = await newPlayer("Pia");
+  const roomId = await createRoom(c.page, { x: "me", o: "open" });
+  await lobby.page.waitForFunction(() => /Pia vs open seat/.test(document.querySelector("#rooms-waiting").textContent));
+  const d = await newPlayer("Quin");
+  await d.page.goto(`${server.base}/#/room/${roomId}`);
+  await lobby.page.waitForFunction(() => /Pia vs Quin/.test(document.querySelector("#rooms-playing").textContent));
+  assert.doesNotMatch(await lobby.page.textContent("#rooms-waiting"), /Pia/);
+  for (const p of [c, d]) await p.context.close();
   for (const p of [a, b, lobby]) await p.context.close();
 });
