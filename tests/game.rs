@@ -317,3 +317,46 @@ async fn sync_beyond_the_kept_history_gets_a_snapshot() {
     );
     server.stop().await;
 }
+
+/// Regression: a `sync` over a long gap queued every missed event at once and got its own
+/// client closed as too slow (1013); a gap longer than half the send queue gets a snapshot.
+#[tokio::test]
+async fn sync_over_a_gap_longer_than_half_the_queue_gets_a_snapshot() {
+    let server = start(config_with("", "send_queue = 6", "", "")).await;
+    let (mut a, _) = server.hello("a").await;
+    let (mut b, _) = server.hello("b").await;
+    let (_, room) = create(
+        &mut a,
+        json!({"type": "create_room", "game": "tictactoe", "x": "me", "o": "open"}),
+    )
+    .await;
+    b.send(json!({"type": "join_room", "room_id": room})).await;
+    assert_eq!(b.recv().await["type"], "room_joined");
+    for (i, (x, y)) in [(0, 0), (1, 1), (2, 2), (0, 2), (2, 0)]
+        .into_iter()
+        .enumerate()
+    {
+        let mover = if i % 2 == 0 { &mut a } else { &mut b };
+        mover
+            .send(json!({"type": "move", "room_id": room, "x": x, "y": y}))
+            .await;
+        b.recv_skip(&["room_update"]).await;
+    }
+    // 5 events since 0 is more than 6 / 2: the snapshot.
+    b.send(json!({"type": "sync", "id": 1, "room_id": room, "since_seq": 0}))
+        .await;
+    let snap = b.recv_skip(&["room_update"]).await;
+    assert_eq!(snap["type"], "room_joined", "{snap}");
+    assert_eq!(snap["re"], 1);
+    assert_eq!(snap["room"]["seq"], 5);
+    // 3 events since 2 fit: replayed.
+    b.send(json!({"type": "sync", "id": 2, "room_id": room, "since_seq": 2}))
+        .await;
+    for seq in 3..=5 {
+        let ev = b.recv_skip(&["room_update"]).await;
+        assert_eq!(ev["seq"], seq, "{ev}");
+    }
+    b.expect(json!({"type": "synced", "room_id": room, "seq": 5, "re": 2}))
+        .await;
+    server.stop().await;
+}

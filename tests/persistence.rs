@@ -644,3 +644,63 @@ async fn sigterm_closes_clients_with_1001_exits_0_and_keeps_the_game() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// Regression: a restored game whose bot level is gone from the configuration ends at once as
+/// abandoned; its `game_over` was held until the room's first event and then sent to a player
+/// who had already seen the finished game in the snapshot: a duplicate, and one that went out
+/// before the result was on disk.
+#[tokio::test]
+async fn a_restored_game_whose_bot_is_gone_is_finished_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("games.db");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    let server = start_with_store(config(), store.clone()).await;
+    let (mut alice, welcome) = connect_hello(server.addr, "alice").await;
+    let (_, room) = create(
+        &mut alice,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "quick"}}),
+    )
+    .await;
+    alice
+        .send(json!({"type": "move", "room_id": room, "x": 7, "y": 7}))
+        .await;
+    // Alice's move and the bot's answer.
+    for _ in 0..2 {
+        let m = alice.recv_skip(&["room_update", "bot_thinking"]).await;
+        assert_eq!(m["type"], "move", "{m}");
+    }
+    server.stop().await;
+    drop((store, alice));
+
+    // The same file, a configuration without the "quick" level.
+    let without_quick = caro_arena::config::Config::from_toml(
+        "[bots.strong]\ndescription = \"s\"\ngames = [\"caro\"]\nmax_depth = 2\ntime_ms = 50\n",
+    )
+    .unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    let server = start_with_store(without_quick, store.clone()).await;
+    let (mut alice, joined) = resume(server.addr, welcome["token"].as_str().unwrap()).await;
+    assert_eq!(joined["room"]["status"], "finished", "{joined}");
+    assert_eq!(joined["room"]["result"], "x");
+    assert_eq!(joined["room"]["reason"], "abandoned");
+    let (_, body) = http_get(server.addr, &format!("/api/games/{room}")).await;
+    let g: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (&g["result"], &g["reason"]),
+        (&json!("x"), &json!("abandoned"))
+    );
+    // No game_over follows the snapshot: the game was over before alice came back.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(300);
+    while let Ok(more) = tokio::time::timeout_at(deadline, alice.recv()).await {
+        assert_eq!(more["type"], "room_update", "after the snapshot: {more}");
+    }
+    server.stop().await;
+}
+
+async fn connect_hello(addr: SocketAddr, name: &str) -> (Client, Value) {
+    let mut c = connect(addr).await;
+    c.send(json!({"type": "hello", "name": name})).await;
+    let w = c.recv().await;
+    assert_eq!(w["type"], "welcome", "{w}");
+    (c, w)
+}

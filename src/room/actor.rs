@@ -260,6 +260,9 @@ impl Room {
         // One shutdown future for the room's life, not one per command (see connection.rs).
         let cancelled = shutdown.cancelled();
         tokio::pin!(cancelled);
+        // A restored room may have recorded a result already (a lost bot level, a win the crash
+        // left unrecorded): it is on disk before anyone can join and see it.
+        self.settle().await;
         self.maybe_start_bot();
         while !self.closed {
             let deadline = self.next_deadline();
@@ -808,7 +811,11 @@ impl Room {
         };
         let client = member.client.clone();
         let first_kept = self.history.front().map_or(self.seq + 1, |(s, _)| *s);
-        if since_seq > self.seq || since_seq + 1 < first_kept {
+        // A replay must fit the client's queue with room to spare, or the sync itself would get
+        // the client closed as too slow: a long gap is cheaper as a snapshot anyway.
+        let too_long =
+            self.seq.saturating_sub(since_seq) > (self.server.config.send_queue / 2) as u64;
+        if since_seq > self.seq || since_seq + 1 < first_kept || too_long {
             // We cannot replay from there: send the whole state instead.
             self.send_joined(&client, member.seat, re);
             return;
