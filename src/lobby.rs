@@ -90,6 +90,8 @@ pub struct Lobby {
     sessions: DashMap<String, Arc<Session>>,
     /// Connections that asked for `lobby_update`s, by connection id.
     watchers: DashMap<u64, ClientHandle>,
+    /// Rooms closed since the lobby feed last looked.
+    closed: Mutex<Vec<Arc<str>>>,
 }
 
 impl Lobby {
@@ -103,7 +105,9 @@ impl Lobby {
     }
     /// Unregisters a room (called by the room task as it ends).
     pub fn remove_room(&self, id: &str) {
-        self.rooms.remove(id);
+        if let Some((id, _)) = self.rooms.remove(id) {
+            lock(&self.closed).push(id);
+        }
     }
     /// Open rooms.
     pub fn room_count(&self) -> usize {
@@ -215,6 +219,17 @@ pub async fn feed(server: Arc<Server>) {
             _ = server.shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
+        // Every room closed since the last look, even one that opened and closed between two
+        // looks (a watcher may have it from its `room_list`). Taken before the pass over the
+        // open rooms, so a room closing during the pass is removed in the next update, after
+        // this one's summary of it, never before.
+        let mut removed: Vec<String> = std::mem::take(&mut *lock(&lobby.closed))
+            .into_iter()
+            .map(|id| {
+                seen.remove(&id);
+                id.to_string()
+            })
+            .collect();
         let mut rooms = Vec::new();
         for entry in lobby.rooms.iter() {
             match seen.get_mut(entry.key()) {
@@ -231,14 +246,6 @@ pub async fn feed(server: Arc<Server>) {
                 }
             }
         }
-        let mut removed: Vec<String> = Vec::new();
-        seen.retain(|id, _| {
-            let open = lobby.rooms.contains_key(id);
-            if !open {
-                removed.push(id.to_string());
-            }
-            open
-        });
         // The changes are followed even while nobody watches (a pass over the rooms a tick),
         // so that a new watcher's first update holds what changed after its `room_list`.
         if (rooms.is_empty() && removed.is_empty()) || lobby.watchers.is_empty() {
@@ -246,6 +253,7 @@ pub async fn feed(server: Arc<Server>) {
         }
         rooms.sort_by(|a, b| a.room_id.cmp(&b.room_id));
         removed.sort();
+        removed.dedup();
         let bytes = encode(&ServerMsg::LobbyUpdate { rooms, removed }, None);
         for w in lobby.watchers.iter() {
             w.value().send(bytes.clone());

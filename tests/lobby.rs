@@ -139,3 +139,35 @@ async fn a_late_watcher_gets_the_list_then_only_changes() {
     );
     server.stop().await;
 }
+
+/// Regression: a room that opened and closed between two looks of the feed was never in its
+/// `removed`, so a watcher that had it from `room_list` kept it forever.
+#[tokio::test]
+async fn a_room_that_opens_and_closes_between_updates_is_removed() {
+    // The feed looks at start, then every 2 s: everything below happens in between.
+    let server = start(config_with(
+        "",
+        "",
+        "lobby_update_ms = 2000\nempty_ttl_ms = 1",
+        "",
+    ))
+    .await;
+    let (mut a, _) = server.hello("alice").await;
+    let (_, room) = create(
+        &mut a,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
+    )
+    .await;
+    let (mut w, _) = server.hello("watcher").await;
+    w.send(json!({"type": "watch_lobby", "id": 1})).await;
+    let list = w.recv().await;
+    assert_eq!(list["rooms"][0]["room_id"], room, "{list}");
+    a.send(json!({"type": "leave_room", "id": 2, "room_id": room}))
+        .await;
+    assert_eq!(a.recv().await["type"], "left");
+    assert_eq!(
+        w.recv().await,
+        json!({"type": "lobby_update", "rooms": [], "removed": [room]})
+    );
+    server.stop().await;
+}
