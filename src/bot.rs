@@ -23,7 +23,7 @@ use std::time::Duration;
 use caro_engine::bot::Bot;
 use caro_engine::search::SearchInfo;
 use caro_engine::{Board, Move};
-use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -126,6 +126,9 @@ pub struct BotPool {
     outside: BTreeMap<String, Arc<EnginePool>>,
     shutdown: CancellationToken,
     permits: Arc<Semaphore>,
+    /// Taken first by searches of games without a human seat: fewer than `permits`, so a game
+    /// with a player always finds a search slot however many bot-vs-bot games run.
+    bot_vs_bot: Arc<Semaphore>,
     metrics: Arc<Metrics>,
     tracker: TaskTracker,
     thinking_interval: Duration,
@@ -163,6 +166,7 @@ impl BotPool {
             outside,
             shutdown,
             permits: Arc::new(Semaphore::new(search.max_concurrent)),
+            bot_vs_bot: Arc::new(Semaphore::new(search.bot_vs_bot_slots)),
             metrics,
             tracker,
             thinking_interval: search.thinking_interval,
@@ -204,7 +208,7 @@ impl BotPool {
     ) -> SearchHandle {
         match &bot.engine {
             SeatEngine::Builtin { level, seed } => {
-                self.start_builtin(*level, *seed, board, gen, events)
+                self.start_builtin(*level, *seed, board, opponent_human, gen, events)
             }
             SeatEngine::Outside { pool, clock } => self.start_outside(
                 pool.clone(),
@@ -235,7 +239,7 @@ impl BotPool {
             stop: Arc::new(AtomicBool::new(false)),
             cancel: cancel.clone(),
         };
-        let permits = self.permits.clone();
+        let permits = self.permits(opponent_human);
         let metrics = self.metrics.clone();
         let min_move = self.min_move;
         let shutdown = self.shutdown.clone();
@@ -245,9 +249,8 @@ impl BotPool {
                 s = pool.slot() => match s { Some(s) => s, None => return },
                 _ = cancel.cancelled() => return,
             };
-            let permit = tokio::select! {
-                p = permits.acquire_owned() => match p { Ok(p) => p, Err(_) => return },
-                _ = cancel.cancelled() => return,
+            let Some(permit) = permits.acquire(&cancel).await else {
+                return;
             };
             metrics.bot_searches_active.fetch_add(1, Ordering::Relaxed);
             let search_start = Instant::now();
@@ -283,6 +286,14 @@ impl BotPool {
         handle
     }
 
+    /// The permits a search of this game takes.
+    fn permits(&self, opponent_human: bool) -> Permits {
+        Permits {
+            search: self.permits.clone(),
+            bot_vs_bot: (!opponent_human).then(|| self.bot_vs_bot.clone()),
+        }
+    }
+
     /// Ends the idle outside engine processes (at shutdown, once every task has finished).
     pub async fn close(&self) {
         for pool in self.outside.values() {
@@ -295,6 +306,7 @@ impl BotPool {
         level: caro_engine::bot::Level,
         seed: u64,
         board: Board,
+        opponent_human: bool,
         gen: u64,
         events: mpsc::Sender<BotEvent>,
     ) -> SearchHandle {
@@ -304,7 +316,7 @@ impl BotPool {
             stop: stop.clone(),
             cancel: cancel.clone(),
         };
-        let permits = self.permits.clone();
+        let permits = self.permits(opponent_human);
         let metrics = self.metrics.clone();
         let interval = self.thinking_interval;
         let nice = self.nice;
@@ -313,9 +325,8 @@ impl BotPool {
         let min_move = self.min_move;
         self.tracker.spawn(async move {
             let started = Instant::now();
-            let permit = tokio::select! {
-                p = permits.acquire_owned() => match p { Ok(p) => p, Err(_) => return },
-                _ = cancel.cancelled() => return,
+            let Some(permit) = permits.acquire(&cancel).await else {
+                return;
             };
             metrics.bot_searches_active.fetch_add(1, Ordering::Relaxed);
             let search_start = Instant::now();
@@ -417,4 +428,38 @@ fn lower_priority(nice: u8) {
     }
     #[cfg(not(target_os = "linux"))]
     let _ = nice;
+}
+
+/// The semaphores a search waits on: every search takes a search permit; a search of a game
+/// between bots first takes a bot-vs-bot permit.
+struct Permits {
+    search: Arc<Semaphore>,
+    bot_vs_bot: Option<Arc<Semaphore>>,
+}
+
+/// Held while a search runs.
+struct Held {
+    _search: OwnedSemaphorePermit,
+    _bot_vs_bot: Option<OwnedSemaphorePermit>,
+}
+
+impl Permits {
+    /// Waits for the permits; `None` when the search is cancelled first.
+    async fn acquire(self, cancel: &CancellationToken) -> Option<Held> {
+        let bot_vs_bot = match self.bot_vs_bot {
+            Some(sem) => Some(tokio::select! {
+                p = sem.acquire_owned() => p.ok()?,
+                _ = cancel.cancelled() => return None,
+            }),
+            None => None,
+        };
+        let search = tokio::select! {
+            p = self.search.acquire_owned() => p.ok()?,
+            _ = cancel.cancelled() => return None,
+        };
+        Some(Held {
+            _search: search,
+            _bot_vs_bot: bot_vs_bot,
+        })
+    }
 }

@@ -210,6 +210,9 @@ pub struct RawSearch {
     pub min_move_ms: u64,
     /// How much nicer than the server (in `nice` steps, 0..=19) search threads run.
     pub nice: u8,
+    /// Searches of games between two bots may hold at most this many of the `max_concurrent`
+    /// slots (default: all but one).
+    pub bot_vs_bot_slots: Option<usize>,
 }
 
 impl Default for RawSearch {
@@ -219,6 +222,7 @@ impl Default for RawSearch {
             thinking_interval_ms: 250,
             min_move_ms: 300,
             nice: 10,
+            bot_vs_bot_slots: None,
         }
     }
 }
@@ -234,6 +238,9 @@ pub struct SearchConfig {
     pub min_move: Duration,
     /// Niceness added to search threads, so players' messages win the CPU from searches.
     pub nice: u8,
+    /// Slots that searches of bot-vs-bot games may hold at once (< `max_concurrent` when it is
+    /// above 1, so games with a human always find one).
+    pub bot_vs_bot_slots: usize,
 }
 
 /// `[bots.<name>]`: a built-in level (`style`, `max_depth`, `time_ms`, `blunder`) or, with
@@ -875,6 +882,16 @@ impl RawConfig {
                 thinking_interval: ms("search.thinking_interval_ms", q.thinking_interval_ms, 0)?,
                 min_move: ms("search.min_move_ms", q.min_move_ms, 0)?,
                 nice: q.nice,
+                bot_vs_bot_slots: match q.bot_vs_bot_slots {
+                    None => q.max_concurrent.saturating_sub(1).max(1),
+                    Some(n) if (1..=q.max_concurrent).contains(&n) => n,
+                    Some(_) => {
+                        return Err(invalid(
+                            "search.bot_vs_bot_slots",
+                            "must be 1..=search.max_concurrent",
+                        ))
+                    }
+                },
             },
             bots,
             store_path,

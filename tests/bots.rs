@@ -230,6 +230,47 @@ async fn the_search_semaphore_bounds_concurrent_searches() {
     assert!(peak_searches(3).await >= 2);
 }
 
+/// Games between bots hold at most `search.bot_vs_bot_slots` (by default all but one) of the
+/// search slots, so however many of them run, a game with a human finds a slot at once.
+#[tokio::test]
+async fn bot_games_leave_a_search_slot_to_games_with_a_human() {
+    assert_eq!(peak_searches(2).await, 1);
+    let server = start(config_with(
+        "",
+        "",
+        "",
+        "max_concurrent = 2
+min_move_ms = 0",
+    ))
+    .await;
+    let (mut a, _) = server.hello("a").await;
+    for _ in 0..3 {
+        a.send(json!({"type": "create_room", "game": "caro", "width": 9,
+            "x": {"bot": "strong"}, "o": {"bot": "strong"}}))
+            .await;
+        let joined = a
+            .recv_skip(&["bot_thinking", "move", "room_update", "game_over"])
+            .await;
+        assert_eq!(joined["type"], "room_joined", "{joined}");
+    }
+    // A human against a bot plays on while the three bot games keep their one slot busy.
+    let (mut h, _) = server.hello("h").await;
+    let (_, room) = create(
+        &mut h,
+        json!({"type": "create_room", "game": "caro", "width": 9, "x": "me", "o": {"bot": "strong"}}),
+    )
+    .await;
+    for (x, y) in [(0, 0), (8, 0), (0, 8)] {
+        h.send(json!({"type": "move", "room_id": room, "x": x, "y": y}))
+            .await;
+        let mine = h.recv_skip(&["room_update", "bot_thinking"]).await;
+        assert_eq!(mine["seat"], "x", "{mine}");
+        let answer = h.recv_skip(&["room_update", "bot_thinking"]).await;
+        assert_eq!(answer["seat"], "o", "{answer}");
+    }
+    server.stop().await;
+}
+
 /// The nice value of a thread, from its /proc stat file (field 19 of stat(5)).
 #[cfg(target_os = "linux")]
 fn nice_of(task: &std::path::Path) -> Option<i64> {
