@@ -245,14 +245,18 @@ impl EnginePool {
             let Some(mut e) = lock(&self.idle).pop() else {
                 break;
             };
-            match e.child.try_wait() {
-                Ok(None) => return Ok(e),
-                status => tracing::warn!(
-                    bot = %self.name,
-                    engine = e.serial,
-                    "idle outside engine exited ({status:?}); starting another"
-                ),
+            if !e.has_exited() {
+                return Ok(e);
             }
+            // Its group first (a wrapper's children), while the exited leader is unreaped.
+            e.kill_group();
+            let status = e.child.try_wait();
+            e.reaped = matches!(status, Ok(Some(_)));
+            tracing::warn!(
+                bot = %self.name,
+                engine = e.serial,
+                "idle outside engine exited ({status:?}); starting another"
+            );
         }
         let resting = {
             let health = lock(&self.health);
@@ -285,6 +289,20 @@ impl EnginePool {
         // meant for the server does not reach the engine (the server ends it).
         #[cfg(unix)]
         cmd.process_group(0);
+        // And it dies with the server, even a server killed with SIGKILL, which runs no drop
+        // code: the kernel sends it SIGKILL when the thread that started it ends (a runtime
+        // worker thread, which lives as long as the server). A wrapper's own children are not
+        // covered; `exec` in the wrapper avoids them.
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl(2) only, which is async-signal-safe, between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let mut child = cmd.spawn().map_err(|e| {
             forfeit(
                 Fault::StartFailed,
@@ -326,6 +344,7 @@ impl EnginePool {
             metrics: self.metrics.clone(),
             name: self.name.clone(),
             last_answer: None,
+            reaped: false,
         })
     }
 
@@ -452,14 +471,18 @@ impl EnginePool {
         Ok(Answer { mv, elapsed })
     }
 
-    /// Ends the idle processes at shutdown: `END`, then a kill for those that linger.
+    /// Ends the idle processes at shutdown, all together: `END`, a moment to exit by
+    /// themselves, then a kill of whatever lingers (a wrapper's children included).
     pub async fn close(&self) {
-        let idle = std::mem::take(&mut *lock(&self.idle));
-        for mut e in idle {
-            let _ = timeout(QUIT_GRACE, e.send(&["END".to_string()])).await;
-            let _ = timeout(QUIT_GRACE, e.child.wait()).await;
-            e.kill().await;
+        let mut idle = std::mem::take(&mut *lock(&self.idle));
+        if idle.is_empty() {
+            return;
         }
+        for e in &mut idle {
+            let _ = timeout(QUIT_GRACE, e.send(&["END".to_string()])).await;
+        }
+        tokio::time::sleep(QUIT_GRACE).await;
+        futures::future::join_all(idle.into_iter().map(Engine::kill)).await;
     }
 }
 
@@ -537,6 +560,10 @@ struct Engine {
     name: String,
     /// When it last answered a move.
     last_answer: Option<Instant>,
+    /// Its exit status was collected: its pid may belong to another process by now, so its
+    /// group must never be signalled again. Every reaping site signals the group first (an
+    /// unreaped leader, even a zombie, keeps the group's id from being reused).
+    reaped: bool,
 }
 
 impl Engine {
@@ -584,8 +611,13 @@ impl Engine {
 
     /// The forfeit of an engine whose output ended: its exit status if it comes at once.
     async fn crashed(&mut self, when: &str) -> Forfeit {
+        // A wrapper's children go with it; the group first, while the leader is unreaped.
+        self.kill_group();
         let status = match timeout(Duration::from_millis(500), self.child.wait()).await {
-            Ok(Ok(status)) => format!(" ({status})"),
+            Ok(Ok(status)) => {
+                self.reaped = true;
+                format!(" ({status})")
+            }
             _ => String::new(),
         };
         forfeit(Fault::Crash, format!("the engine exited {when}{status}"))
@@ -595,10 +627,40 @@ impl Engine {
     async fn kill(mut self) {
         self.kill_group();
         let _ = self.child.start_kill();
-        let _ = timeout(Duration::from_secs(2), self.child.wait()).await;
+        if let Ok(Ok(_)) = timeout(Duration::from_secs(2), self.child.wait()).await {
+            self.reaped = true;
+        }
+    }
+
+    /// Whether the process has exited, without collecting its status (`waitid` with
+    /// `WNOWAIT`), so its group can still be signalled safely.
+    fn has_exited(&mut self) -> bool {
+        #[cfg(unix)]
+        if let Some(pid) = self.pid {
+            // SAFETY: waitid(2) writes only into `info`, a zeroed siginfo_t we own.
+            unsafe {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+                if libc::waitid(libc::P_PID, pid, &mut info, flags) == 0 {
+                    return info.si_pid() != 0;
+                }
+            }
+        }
+        // No pid, or waitid failed (already collected): ask tokio, which reaps.
+        match self.child.try_wait() {
+            Ok(None) => false,
+            Ok(Some(_)) => {
+                self.reaped = true;
+                true
+            }
+            Err(_) => true,
+        }
     }
 
     fn kill_group(&self) {
+        if self.reaped {
+            return;
+        }
         #[cfg(unix)]
         if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
             // SAFETY: kill(2) with a negative pid signals the process group the engine leads
@@ -612,10 +674,9 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        // kill_on_drop ends the process itself; its group may hold more.
-        if matches!(self.child.try_wait(), Ok(None)) {
-            self.kill_group();
-        }
+        // kill_on_drop ends the process itself; its group may hold more. (Not reaped yet, the
+        // leader keeps the group id its own, exited or not.)
+        self.kill_group();
         self.metrics.outside_engines.fetch_sub(1, Relaxed);
     }
 }

@@ -901,3 +901,46 @@ rectangular = true
     );
     server.stop().await;
 }
+
+/// Regression: engines are in process groups of their own, so a server killed with SIGKILL
+/// (which runs no drop code) left them running, orphaned, one set more at every crash. They now
+/// die with the server (PR_SET_PDEATHSIG).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn engines_die_with_a_server_killed_with_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("record");
+    // A hung engine: it reads nothing more, so the end of its input does not end it either.
+    let level = fake_level(
+        "fake",
+        &["hang", "--record", path_str(&rec)],
+        60000,
+        1000,
+        "",
+    );
+    let (mut server, addr) = spawn_binary(
+        dir.path(),
+        &format!("[server]\nlog = \"warn\"\n[store]\npath = \":memory:\"\n[search]\nmin_move_ms = 0\n{level}"),
+    );
+    let mut a = connect(addr).await;
+    a.send(json!({"type": "hello", "name": "a"})).await;
+    assert_eq!(a.recv().await["type"], "welcome");
+    let (_, room) = create(
+        &mut a,
+        json!({"type": "create_room", "game": "caro", "width": 9, "x": "me", "o": {"bot": "fake"}}),
+    )
+    .await;
+    play(&mut a, &room, 0, 0).await;
+    assert_eq!(a.event().await["seat"], "x");
+    thinking(&rec).await;
+    let pids = started(&record(&rec));
+    assert_eq!(pids.len(), 1);
+    assert!(running(pids[0]));
+    server.kill().unwrap(); // SIGKILL
+    server.wait().unwrap();
+    assert!(
+        stopped(pids[0]).await,
+        "engine {} outlived the server",
+        pids[0]
+    );
+}

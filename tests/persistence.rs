@@ -5,9 +5,8 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::Arc;
 
 use caro_arena::store::sqlite::{self, SqliteStore};
@@ -233,35 +232,14 @@ async fn moves_survive_an_in_process_restart_and_the_replay_api_answers_exactly(
 
 /// The real binary with a config whose database is `db`; returns it and its address.
 fn spawn_server(dir: &std::path::Path, db: &std::path::Path) -> (Child, SocketAddr) {
-    let cfg = dir.join("server.toml");
-    std::fs::write(
-        &cfg,
-        format!(
+    spawn_binary(
+        dir,
+        &format!(
             "[server]\nlog = \"warn\"\n[rooms]\ngrace_ms = 30000\n[search]\nmin_move_ms = 0\n\
              [store]\npath = {:?}\n",
             db.display().to_string()
         ),
     )
-    .unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_caro-arena"))
-        .arg("--config")
-        .arg(&cfg)
-        .args(["--bind", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .parse()
-        .unwrap();
-    (child, addr)
 }
 
 #[tokio::test]

@@ -314,3 +314,30 @@ pub fn human(name: &str, connected: bool) -> Value {
 pub fn bot(level: &str) -> Value {
     json!({"name": level, "kind": "bot", "bot": level, "connected": true})
 }
+
+/// The real server binary with the configuration `config_text` (written into `dir`), on a free
+/// port; returns the process and its address, read from its `listening on` line.
+pub fn spawn_binary(dir: &std::path::Path, config_text: &str) -> (std::process::Child, SocketAddr) {
+    use std::io::{BufRead, BufReader};
+    let cfg = dir.join("server.toml");
+    std::fs::write(&cfg, config_text).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_caro-arena"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["--bind", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .parse()
+        .unwrap();
+    (child, addr)
+}
