@@ -189,7 +189,7 @@ impl EnginePool {
         clock: &GameClock,
         opponent_human: bool,
     ) -> Result<Answer, Forfeit> {
-        let mut engine = match self.checkout() {
+        let (mut engine, reused) = match self.checkout() {
             Ok(e) => e,
             Err(f) => {
                 if f.fault != Fault::Unavailable {
@@ -202,7 +202,7 @@ impl EnginePool {
             }
         };
         let result = tokio::select! {
-            r = self.exchange(&mut engine, board, clock, opponent_human) => Some(r),
+            r = self.start_then_move(&mut engine, reused, board, clock, opponent_human) => Some(r),
             _ = self.shutdown.cancelled() => None,
         };
         let Some(result) = result else {
@@ -235,18 +235,46 @@ impl EnginePool {
         }
     }
 
+    /// The game, then the move. A reused process that fails to start the game (it died while
+    /// idle, or refuses a second START) is replaced once by a fresh one: the failure is the
+    /// previous game's process's, not this game's.
+    async fn start_then_move(
+        &self,
+        engine: &mut Engine,
+        reused: bool,
+        board: &Board,
+        clock: &GameClock,
+        opponent_human: bool,
+    ) -> Result<Answer, Forfeit> {
+        if let Err(f) = self.start_game(engine, board).await {
+            if !reused {
+                return Err(f);
+            }
+            tracing::warn!(
+                bot = %self.name,
+                engine = engine.serial,
+                "reused outside engine could not start a game ({}); starting another",
+                f.detail
+            );
+            let fresh = self.spawn()?;
+            std::mem::replace(engine, fresh).kill().await;
+            self.start_game(engine, board).await?;
+        }
+        self.exchange(engine, board, clock, opponent_human).await
+    }
+
     fn failed(&self) {
         lock(&self.health).failed(Instant::now());
     }
 
-    /// An idle process that is still alive, or a new one.
-    fn checkout(&self) -> Result<Engine, Forfeit> {
+    /// An idle process that is still alive (`true`: reused), or a new one.
+    fn checkout(&self) -> Result<(Engine, bool), Forfeit> {
         loop {
             let Some(mut e) = lock(&self.idle).pop() else {
                 break;
             };
             if !e.has_exited() {
-                return Ok(e);
+                return Ok((e, true));
             }
             // Its group first (a wrapper's children), while the exited leader is unreaped.
             e.kill_group();
@@ -271,7 +299,7 @@ impl EnginePool {
                 ),
             ));
         }
-        self.spawn()
+        Ok((self.spawn()?, false))
     }
 
     fn spawn(&self) -> Result<Engine, Forfeit> {
@@ -348,20 +376,13 @@ impl EnginePool {
         })
     }
 
-    /// One move: the game, the position, the answer.
-    async fn exchange(
-        &self,
-        e: &mut Engine,
-        board: &Board,
-        clock: &GameClock,
-        opponent_human: bool,
-    ) -> Result<Answer, Forfeit> {
+    /// A new game for the engine: START (or RECTSTART), answered OK.
+    async fn start_game(&self, e: &mut Engine, board: &Board) -> Result<(), Forfeit> {
         let cfg = &self.cfg;
         if let Some(t) = e.last_answer {
             tokio::time::sleep_until(t + COMMAND_GAP).await;
         }
         e.drain();
-
         // The game: START (or RECTSTART), answered OK.
         let start = gomocup::start_command(board.rules());
         let deadline = Instant::now() + cfg.start_timeout;
@@ -397,6 +418,18 @@ impl EnginePool {
             Err(ReadError::Timeout) => return Err(no_ok()),
         }
 
+        Ok(())
+    }
+
+    /// One move of a started game: the position, the answer.
+    async fn exchange(
+        &self,
+        e: &mut Engine,
+        board: &Board,
+        clock: &GameClock,
+        opponent_human: bool,
+    ) -> Result<Answer, Forfeit> {
+        let cfg = &self.cfg;
         // The position, under the move's limit: the turn time, or what is left of the clock.
         let turn_ms = cfg.turn_time.as_millis() as u64;
         let left_ms = cfg.match_time.map(|m| clock.left_ms(m));

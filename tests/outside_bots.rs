@@ -596,6 +596,42 @@ async fn a_crashed_engine_is_restarted_for_the_next_game() {
     assert!(stopped(pids[1]).await, "ended at shutdown");
 }
 
+/// A reused process that cannot start the next game (here: it refuses a second START, as an
+/// engine expecting RESTART might) is replaced by a fresh one for that move: the game goes on
+/// without a forfeit, and the level is not put to rest.
+#[tokio::test]
+async fn a_reused_engine_that_cannot_start_a_game_is_replaced_without_a_forfeit() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("record");
+    let bots = fake_level(
+        "once",
+        &["one-game", "--record", path_str(&rec)],
+        5000,
+        1000,
+        "",
+    );
+    let server = start(config_with_bots("", &bots)).await;
+    let (mut a, _) = server.hello("a").await;
+    let (_, room) = create(
+        &mut a,
+        json!({"type": "create_room", "game": "caro", "width": 9, "x": "me", "o": {"bot": "once"}}),
+    )
+    .await;
+    human_wins_along_the_top_row(&mut a, &room).await;
+    // Four bot moves, each on a process of its own: every reused one refused its START.
+    let pids = started(&record(&rec));
+    assert_eq!(pids.len(), 4, "{pids:?}");
+    for pid in &pids[..3] {
+        assert!(stopped(*pid).await, "replaced engine {pid} still runs");
+    }
+    let (_, metrics) = server.get("/metrics").await;
+    assert!(
+        metrics.contains("caro_outside_engine_forfeits_total 0\n"),
+        "{metrics}"
+    );
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_game_that_ends_mid_move_keeps_its_engine_for_the_next_game() {
     let dir = tempfile::tempdir().unwrap();

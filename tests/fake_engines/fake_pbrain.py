@@ -20,6 +20,8 @@ board + 1, so the count is right however the position reaches it):
     hang             never answers move N (sleeps)
     slow MS          sleeps MS milliseconds before answering move N
     refuse           answers every START with ERROR
+    one-game         answers the first START with OK, every later one with ERROR (an engine
+                     that expects RESTART between games)
     exit             exits at once, before reading anything (a broken command)
 
 --at N (default 1) picks the move, --at 0 every move. --record FILE appends "PID start",
@@ -109,15 +111,17 @@ def main():
         if mode == "chatty":
             say("MESSAGE that was my move")
 
+    started = False
     for raw in sys.stdin:
         line = raw.strip()
         note(f"< {line}")
         cmd, _, rest = line.partition(" ")
         cmd = cmd.upper()
         if cmd in ("START", "RECTSTART"):
-            if mode == "refuse":
+            if mode == "refuse" or (mode == "one-game" and started):
                 say("ERROR I do not play today")
                 continue
+            started = True
             if cmd == "START":
                 w = h = int(rest)
             else:
