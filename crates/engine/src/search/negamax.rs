@@ -29,7 +29,7 @@ const INF: Score = WIN + 1;
 const NO_MOVE: u16 = u16::MAX;
 /// VCF at the leaves: how many fours deep, and how many nodes at most.
 const LEAF_VCF_DEPTH: u32 = 6;
-const LEAF_VCF_NODES: u64 = 24;
+const LEAF_VCF_NODES: u64 = 8;
 /// Node budget of the threat-space search at the root when the search has neither a node nor a
 /// time limit (a fixed-depth search).
 const VCT_NODES: u64 = 60_000;
@@ -38,6 +38,13 @@ const UNBOUNDED_DEPTH: u8 = 32;
 /// Share of a time budget the threat-space search may use.
 const VCT_TIME_NUM: u32 = 1;
 const VCT_TIME_DEN: u32 = 3;
+/// Null-move pruning: on, and from which depth.
+const NULL_MOVE: bool = true;
+/// Late move reductions: `ln(depth) * ln(index) * LMR_K + 0.4` plies.
+const LMR_K: f32 = 0.6;
+/// Move-count pruning: at a non-PV node, quiet moves from index `LMP_BASE + depth^2 / 2` on.
+const LMP_BASE: usize = 3;
+const NMP_DEPTH: i32 = 3;
 /// Ordering score above which a move is "tactical" and never reduced.
 const TACTICAL: i32 = 300;
 
@@ -561,6 +568,31 @@ impl Run<'_> {
             }
         }
 
+        // Null-move pruning (chessprogramming.org/Null_Move_Pruning): if passing still holds
+        // beta in a reduced search, a real move will too. Gomoku has no zugzwang, but a pass
+        // is only tried when the opponent has no threat that wins in two moves (an open three,
+        // a four-three), which a shallow search could miss, and once per line.
+        if NULL_MOVE
+            && !pv_node
+            && !forced
+            && depth >= NMP_DEPTH
+            && self.pos.passes() == 0
+            && self.pos.count(opp, C_FLEX4) + self.pos.count(opp, C_FOUR_THREE) == 0
+            && !is_mate(beta)
+            && self.evaluate() >= beta
+        {
+            let r = 2 + depth / 4;
+            self.pos.pass();
+            let score = -self.negamax(depth - 1 - r, ply + 1, -beta, -beta + 1, false);
+            self.pos.undo_pass();
+            if self.aborted {
+                return 0;
+            }
+            if score >= beta && !is_mate(score) {
+                return score;
+            }
+        }
+
         let mut moves = std::mem::take(&mut self.s.moves[ply]);
         self.generate(&mut moves, ply, tt_move);
         if moves.is_empty() {
@@ -584,7 +616,11 @@ impl Run<'_> {
             let (m, mscore) = moves[i];
             // Move-count pruning (chessprogramming.org/Futility_Pruning, "late move pruning"):
             // far down the ordering, quiet moves of a non-PV node are not worth a look.
-            if !pv_node && !forced && i >= 3 + (depth * depth) as usize && mscore < TACTICAL {
+            if !pv_node
+                && !forced
+                && i >= LMP_BASE + (depth * depth) as usize / 2
+                && mscore < TACTICAL
+            {
                 break;
             }
             self.pos.play(m as usize);
@@ -598,7 +634,7 @@ impl Run<'_> {
                 let mut r = 0;
                 if depth >= 2 && i >= 2 && !forced && mscore < TACTICAL {
                     // The usual logarithmic formula: reduce more the deeper and the later.
-                    let l = ((depth as f32).ln() * (i as f32).ln() * 0.6 + 0.4) as i32;
+                    let l = ((depth as f32).ln() * (i as f32).ln() * LMR_K + 0.4) as i32;
                     r = l.clamp(1, depth - 1) - pv_node as i32;
                 }
                 score = -self.negamax(new_depth - r, ply + 1, -alpha - 1, -alpha, false);

@@ -40,6 +40,9 @@ pub const C_WIN: Class = 7;
 /// Number of classes.
 pub const CLASSES: usize = 8;
 
+/// Hash change of a pass (a fixed random number).
+const PASS_KEY: u64 = 0x5D58_8B65_6C07_8965;
+
 /// Value of one line level for the evaluation and move ordering (Rapfi-like shape scores).
 const LEVEL_VALUE: [i32; 10] = [0, 1, 2, 4, 10, 12, 40, 50, 200, 1000];
 /// Extra value of a cell by class: combinations are worth more than their lines.
@@ -146,6 +149,8 @@ pub struct Position {
     zobrist: [Vec<u64>; 2],
     hash: u64,
     history: Vec<u16>,
+    /// Passes made by [`Position::pass`] and not yet taken back: each flips the side to move.
+    passes: usize,
     /// Sum of values over empty cells, per player.
     total: [i32; 2],
     /// Number of empty cells of each class, per player.
@@ -185,6 +190,7 @@ impl Position {
             board_cells,
             zobrist,
             hash: board.hash(),
+            passes: 0,
             history: board
                 .moves()
                 .iter()
@@ -236,6 +242,9 @@ impl Position {
                 }
             }
         }
+        if self.passes & 1 == 1 {
+            self.hash ^= PASS_KEY;
+        }
     }
 
     /// Everything derived, for comparing an incremental state with a recomputed one.
@@ -268,7 +277,7 @@ impl Position {
     /// Whose turn it is: 0 for X, 1 for O.
     #[inline]
     pub fn side(&self) -> usize {
-        self.history.len() & 1
+        (self.history.len() + self.passes) & 1
     }
     /// Number of stones on the board.
     #[inline]
@@ -438,6 +447,28 @@ impl Position {
         self.history.push(i as u16);
         self.touch_near(i, 1);
         self.update_lines(i, p as u32 + 1);
+    }
+
+    /// Passes the turn without placing a stone, for null-move pruning; take it back with
+    /// [`Position::undo_pass`] before any stone placed before it. The hash changes so that the
+    /// same stones with the other side to move are another position.
+    #[inline]
+    pub fn pass(&mut self) {
+        self.passes += 1;
+        self.hash ^= PASS_KEY;
+    }
+
+    /// Passes not yet taken back.
+    #[inline]
+    pub fn passes(&self) -> usize {
+        self.passes
+    }
+
+    /// Takes back a [`Position::pass`].
+    #[inline]
+    pub fn undo_pass(&mut self) {
+        self.passes -= 1;
+        self.hash ^= PASS_KEY;
     }
 
     /// Takes back the last stone.

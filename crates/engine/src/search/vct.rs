@@ -81,6 +81,8 @@ pub struct Dfpn {
     salt: u64,
     /// The attacker of the current search.
     att: usize,
+    /// Node count at which to ask `stop` next.
+    next_poll: u64,
 }
 
 /// Most attacker moves in a threat sequence.
@@ -101,6 +103,7 @@ impl Dfpn {
             root_move: None,
             salt: 0,
             att: 0,
+            next_poll: 0,
         }
     }
 
@@ -111,7 +114,7 @@ impl Dfpn {
 
     /// Whether the side to move wins by threats: the first move and the plies to the five
     /// (along the proof found, not necessarily the shortest win). Gives up after `limit` nodes
-    /// or when `stop` (asked every 1024 nodes with the node count) says so.
+    /// or when `stop` (asked every 128 nodes with the node count) says so.
     pub fn solve(
         &mut self,
         pos: &mut Position,
@@ -119,6 +122,7 @@ impl Dfpn {
         stop: &mut dyn FnMut(u64) -> bool,
     ) -> Option<(usize, u32)> {
         self.nodes = 0;
+        self.next_poll = 128;
         self.limit = limit;
         self.aborted = false;
         self.root_move = None;
@@ -349,8 +353,10 @@ impl Dfpn {
     ) -> (u32, u32, u32) {
         let att = self.att;
         self.nodes += 1;
-        if self.nodes & 1023 == 0 && (self.nodes >= self.limit || stop(self.nodes)) {
-            self.aborted = true;
+        if self.nodes >= self.next_poll {
+            // Often: an attacker node's move generation can try dozens of moves.
+            self.next_poll = self.nodes + 128;
+            self.aborted |= self.nodes >= self.limit || stop(self.nodes);
         }
         if self.aborted {
             return (1, 1, 0);
