@@ -82,6 +82,8 @@ struct Run<'a> {
     /// When the threat-space search must give the main search its turn (a fifth of the time).
     vct_deadline: Option<Instant>,
     small: bool,
+    /// The root move that last raised alpha in the current iteration, with its score.
+    root_best: Option<(u16, Score)>,
 }
 
 impl Searcher {
@@ -134,6 +136,7 @@ impl Searcher {
             next_poll: 1024,
             aborted: false,
             vct_deadline: limits.time.map(|t| start + t * VCT_TIME_NUM / VCT_TIME_DEN),
+            root_best: None,
         }
     }
 
@@ -325,6 +328,7 @@ impl Run<'_> {
         };
         for depth in first_depth..=max_depth {
             let iteration_start = Instant::now();
+            self.root_best = None;
             let mut window = 60;
             let (mut alpha, mut beta) = if depth >= 4 && !is_mate(prev) {
                 (prev - window, prev + window)
@@ -347,6 +351,15 @@ impl Run<'_> {
                 }
             };
             if self.aborted {
+                // A root move that beat the previous best before the clock ran out is the
+                // better choice, although its iteration is unfinished.
+                if let Some((m, s)) = self
+                    .root_best
+                    .filter(|&(m, _)| self.pos.move_at(m as usize) != best.best)
+                {
+                    let pv = [m];
+                    best = self.result(m, s, best.depth, &pv);
+                }
                 break;
             }
             prev = score;
@@ -363,9 +376,11 @@ impl Run<'_> {
                 break;
             }
             if let Some(deadline) = self.deadline {
-                // The next iteration costs a few times this one; do not start what cannot end.
+                // The next iteration costs about twice this one (the measured effective branching
+                // factor); do not start what cannot end. One cut short still counts if a root
+                // move beat the previous best (see above).
                 let now = Instant::now();
-                if now + (now - iteration_start) * 3 > deadline && depth >= 4 {
+                if now + (now - iteration_start) * 2 > deadline && depth >= 4 {
                     break;
                 }
             }
@@ -655,6 +670,9 @@ impl Run<'_> {
                 best_move = m;
                 if score > alpha {
                     alpha = score;
+                    if ply == 0 {
+                        self.root_best = Some((m, score));
+                    }
                     // Triangular PV table (chessprogramming.org/Triangular_PV-Table).
                     let child_len = self.s.pv_len[ply + 1];
                     let (head, tail) = self.s.pv.split_at_mut(ply + 1);
