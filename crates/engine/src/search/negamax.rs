@@ -474,19 +474,22 @@ impl Run<'_> {
         }
         // Facing an open three (or a double-four square): block it or make a four.
         if self.pos.count(opp, C_FLEX4) > 0 && !self.small {
-            let mut blocks = CellList::new();
+            let (mut blocks, mut flex) = (CellList::new(), CellList::new());
             for &c in self.pos.board_cells() {
                 let c = c as usize;
                 if self.pos.is_empty(c) && self.pos.class(c, opp) >= C_FOUR {
                     blocks.push(c);
+                    if self.pos.class(c, opp) == C_FLEX4 {
+                        flex.push(c);
+                    }
                 }
             }
             let mut any = false;
             for &c in blocks.as_slice() {
-                self.pos.play(c as usize);
-                let stops = self.pos.count(opp, C_FLEX4) == 0;
-                self.pos.undo();
-                if stops {
+                if self
+                    .pos
+                    .removes_all(c as usize, me, opp, flex.as_slice(), C_FLEX4)
+                {
                     any = true;
                     out.push((c, self.order_score(c as usize, ply, tt_move)));
                 }

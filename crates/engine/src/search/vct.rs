@@ -259,14 +259,11 @@ impl Dfpn {
                     }
                     if pos.class(c, att) >= C_THREE {
                         moves.push(c);
-                    } else if (0..4).any(|d| pos.level(c, att, d) >= B3) {
+                    } else if (0..4).any(|d| pos.level(c, att, d) >= B3)
+                        && pos.makes_class_near(c, att, att, C_FLEX4)
+                    {
                         // A move that makes no three can still threaten a double four.
-                        pos.play(c);
-                        let threat = pos.count(att, C_FLEX4) > 0;
-                        pos.undo();
-                        if threat {
-                            moves.push(c);
-                        }
+                        moves.push(c);
                     }
                 }
                 moves.sort_by_key(|c| {
@@ -302,31 +299,17 @@ impl Dfpn {
                     flex.push(c);
                 }
             }
-            let stride = pos.dirs()[1] as isize;
-            let aligned = |a: usize, b: usize| {
-                let (ax, ay) = (a as isize % stride, a as isize / stride);
-                let (bx, by) = (b as isize % stride, b as isize / stride);
-                let (dx, dy) = ((ax - bx).abs(), (ay - by).abs());
-                (dx == 0 || dy == 0 || dx == dy) && dx.max(dy) <= 5
-            };
-            for n in 0..pos.size() {
-                let c = pos.board_cells()[n] as usize;
-                if !pos.is_empty(c) {
-                    continue;
-                }
-                if threats::is_four_move(pos, c, def) {
-                    moves.push(c);
-                } else if pos.class(c, att) >= C_FOUR
-                    && flex.as_slice().iter().all(|&f| aligned(c, f as usize))
+            for &c in pos.board_cells() {
+                let c = c as usize;
+                // A four of his own, or a stone that leaves no open-four square (tested without
+                // playing it; it must stand where the attacker could make a four).
+                let counter = threats::is_four_move(pos, c, def);
+                if pos.is_empty(c)
+                    && (counter
+                        || pos.class(c, att) >= C_FOUR
+                            && pos.removes_all(c, def, att, flex.as_slice(), C_FLEX4))
                 {
-                    // Only a stone on a line through every open-four square can remove them
-                    // all; the others need no trial.
-                    pos.play(c);
-                    let stops = pos.count(att, C_FLEX4) == 0;
-                    pos.undo();
-                    if stops {
-                        moves.push(c);
-                    }
+                    moves.push(c);
                 }
             }
             if moves.is_full() {
