@@ -1,7 +1,8 @@
 //! The main search: iterative deepening (chessprogramming.org/Iterative_Deepening) with
 //! aspiration windows, negamax alpha-beta with principal variation search
-//! (chessprogramming.org/Principal_Variation_Search), a transposition table, late move
-//! reductions, and move ordering by TT move, threat value, killers and history.
+//! (chessprogramming.org/Principal_Variation_Search), a transposition table, null-move pruning,
+//! late move reductions and move-count pruning, and move ordering by TT move, threat value,
+//! killers and history.
 //!
 //! Gomoku-specific pruning keeps the tree narrow, as every strong gomoku engine does:
 //! - a side that can make five does so (the node is scored as a win at once);
@@ -11,7 +12,8 @@
 //!   four) may only block it or make a four of its own;
 //! - candidate moves are empty cells within two cells of a stone.
 //!
-//! Before the main search a VCF solver ([`threats::Vcf`]) looks for a forced win by fours.
+//! Before the main search a VCF solver ([`threats::Vcf`]) looks for a forced win by fours, then
+//! the threat-space search ([`vct`](super::vct)) for one by fours and threes.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -27,9 +29,6 @@ use crate::{Board, Move, Status};
 pub const MAX_PLY: usize = 96;
 const INF: Score = WIN + 1;
 const NO_MOVE: u16 = u16::MAX;
-/// VCF at the leaves: how many fours deep, and how many nodes at most.
-const LEAF_VCF_DEPTH: u32 = 6;
-const LEAF_VCF_NODES: u64 = 8;
 /// Node budget of the threat-space search at the root when the search has neither a node nor a
 /// time limit (a fixed-depth search).
 const VCT_NODES: u64 = 60_000;
@@ -37,7 +36,7 @@ const VCT_NODES: u64 = 60_000;
 const UNBOUNDED_DEPTH: u8 = 32;
 /// Share of a time budget the threat-space search may use.
 const VCT_TIME_NUM: u32 = 1;
-const VCT_TIME_DEN: u32 = 3;
+const VCT_TIME_DEN: u32 = 2;
 /// Null-move pruning: on, and from which depth.
 const NULL_MOVE: bool = true;
 /// Late move reductions: `ln(depth) * ln(index) * LMR_K + 0.4` plies.
@@ -410,11 +409,6 @@ impl Run<'_> {
             .expect("an ongoing game has an empty cell")
     }
 
-    #[inline]
-    fn has_four(&self, p: usize) -> bool {
-        self.pos.count(p, C_FOUR) + self.pos.count(p, C_FOUR_THREE) + self.pos.count(p, C_FLEX4) > 0
-    }
-
     fn pos_k(&self) -> usize {
         self.pos.k() as usize
     }
@@ -556,16 +550,9 @@ impl Run<'_> {
             depth += 1;
         }
         if depth <= 0 || ply >= MAX_PLY - 2 {
-            // A quiescence search of sorts: a side with a four may have a forced win by fours,
-            // which a static evaluation cannot see.
-            if !forced && ply < MAX_PLY - 2 * LEAF_VCF_DEPTH as usize - 4 && self.has_four(me) {
-                let mut vcf = Vcf::new(LEAF_VCF_NODES, self.pos_k());
-                let found = vcf.solve(&mut self.pos, LEAF_VCF_DEPTH);
-                self.nodes += vcf.nodes - 1;
-                if let Some((_, plies)) = found {
-                    return WIN - ply as i32 - plies as i32;
-                }
-            }
+            // No VCF at the leaves: it cost two thirds of the main search's time for about one
+            // ply of depth; the threat-space search at the root and the four extensions find
+            // the forcing wins (see docs/engine.md, "Changes accepted by SPRT").
             return self.evaluate();
         }
 
