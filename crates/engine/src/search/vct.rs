@@ -37,6 +37,8 @@ use super::threats::{self, CellList, Vcf};
 /// The VCF tried at an attacker node on its first visit: node budget and fours deep.
 const VCF_NODES: u64 = 5;
 const VCF_DEPTH: u32 = 12;
+/// Entries of the move cache (a power of two; 136 bytes each).
+const MOVE_CACHE: usize = 1 << 13;
 /// Proof and disproof numbers at or above this are infinite.
 const INF: u32 = 1 << 28;
 /// The ε of the 1 + ε trick, as a fraction: a child's threshold is 1 + 1/4 of the second best.
@@ -83,6 +85,9 @@ pub struct Dfpn {
     att: usize,
     /// Node count at which to ask `stop` next.
     next_poll: u64,
+    /// The moves of recently expanded nodes, by key: df-pn enters a node many times, and
+    /// generating its threats and defences costs more than the rest of a visit.
+    cache: Vec<(u64, CellList)>,
 }
 
 /// Most attacker moves in a threat sequence.
@@ -104,12 +109,14 @@ impl Dfpn {
             salt: 0,
             att: 0,
             next_poll: 0,
+            cache: vec![(0, CellList::new()); MOVE_CACHE],
         }
     }
 
     /// Forgets every proof (between games: a position's hash does not include the rule).
     pub fn clear(&mut self) {
         self.table.iter_mut().for_each(|e| *e = Entry::default());
+        self.cache.iter_mut().for_each(|e| e.0 = 0);
     }
 
     /// Whether the side to move wins by threats: the first move and the plies to the five
@@ -251,7 +258,7 @@ impl Dfpn {
                 // The defender's counter-four must be blocked; whether a threat of ours
                 // survives is the defender's node's question.
                 *moves = threats::defences(pos, def, &def_wins);
-            } else {
+            } else if !self.cached(pos.hash(), moves) {
                 for n in 0..pos.size() {
                     let c = pos.board_cells()[n] as usize;
                     if !pos.is_empty(c) {
@@ -269,6 +276,7 @@ impl Dfpn {
                 moves.sort_by_key(|c| {
                     std::cmp::Reverse((pos.class(c, att), pos.state(c).value[att]))
                 });
+                self.remember(pos.hash(), moves);
             }
             if moves.is_empty() {
                 return refuted;
@@ -290,6 +298,13 @@ impl Dfpn {
             }
             if pos.count(att, C_FLEX4) == 0 {
                 return refuted; // no threat left: the attack fizzled
+            }
+            if self.cached(pos.hash(), moves) {
+                return if moves.is_empty() {
+                    proven(4)
+                } else {
+                    Expansion::Moves
+                };
             }
             // Squares where the attacker would make an open four (or a double four).
             let mut flex = CellList::new();
@@ -316,11 +331,30 @@ impl Dfpn {
                 // Some defences may not have fit: no proof can be trusted here.
                 return refuted_here;
             }
+            self.remember(pos.hash(), moves);
             if moves.is_empty() {
                 return proven(4);
             }
         }
         Expansion::Moves
+    }
+
+    /// Copies the moves of the position of `hash` into `moves` if they are in the move cache.
+    #[inline]
+    fn cached(&self, hash: u64, moves: &mut CellList) -> bool {
+        let key = self.key(hash, self.att);
+        let (k, list) = &self.cache[key as usize & (MOVE_CACHE - 1)];
+        if *k == key {
+            *moves = list.clone();
+        }
+        *k == key
+    }
+
+    /// Keeps the moves of the position of `hash` in the move cache.
+    #[inline]
+    fn remember(&mut self, hash: u64, moves: &CellList) {
+        let key = self.key(hash, self.att);
+        self.cache[key as usize & (MOVE_CACHE - 1)] = (key, moves.clone());
     }
 
     /// The df-pn recursion: searches `pos` until its proof number reaches `th_pn` or its
