@@ -37,12 +37,11 @@ const UNBOUNDED_DEPTH: u8 = 32;
 /// Share of a time budget the threat-space search may use.
 const VCT_TIME_NUM: u32 = 1;
 const VCT_TIME_DEN: u32 = 2;
-/// Null-move pruning: on, and from which depth.
-const NULL_MOVE: bool = true;
 /// Late move reductions: `ln(depth) * ln(index) * LMR_K + 0.4` plies.
 const LMR_K: f32 = 0.6;
 /// Move-count pruning: at a non-PV node, quiet moves from index `LMP_BASE + depth^2 / 2` on.
 const LMP_BASE: usize = 3;
+/// Null-move pruning from this remaining depth on.
 const NMP_DEPTH: i32 = 3;
 /// Ordering score above which a move is "tactical" and never reduced.
 const TACTICAL: i32 = 300;
@@ -577,8 +576,7 @@ impl Run<'_> {
         // beta in a reduced search, a real move will too. Gomoku has no zugzwang, but a pass
         // is only tried when the opponent has no threat that wins in two moves (an open three,
         // a four-three), which a shallow search could miss, and once per line.
-        if NULL_MOVE
-            && !pv_node
+        if !pv_node
             && !forced
             && depth >= NMP_DEPTH
             && self.pos.passes() == 0
