@@ -5,14 +5,20 @@
 //! The effective branching factor at depth `d` is `nodes(d) / nodes(d - 1)` (chessprogramming.org,
 //! "Branching Factor"). Minimax visits about `b^d` nodes, so its ratio is about `b`, the number of
 //! candidate moves; alpha-beta with perfect move ordering visits about `b^(d/2)` leaves (Knuth and
-//! Moore 1975), a ratio near `sqrt(b)`; the full engine adds ordering, a transposition table and
-//! threat search, and should go lower still.
+//! Moore 1975), a ratio near `sqrt(b)`; the full engine adds ordering, a transposition table,
+//! pruning and reductions, and goes far lower.
+//!
+//! Minimax and alpha-beta are fresh searches to each depth. The engine is measured the way an
+//! iterative-deepening engine runs: one search to the deepest depth, and `nodes(d)` is the nodes
+//! of its depth-`d` iteration (which profits from the table the shallower ones filled). Its depth-1
+//! row also holds the root VCF and threat-space search (60k nodes at most), so its depth-2 ratio
+//! is left out.
 //!
 //! ```text
-//! cargo run --release -p caro-engine --example branching -- [max_depth] [max_minimax_depth]
+//! cargo run --release -p caro-engine --example branching -- [engine] [alpha-beta] [minimax]
 //! ```
-//! Defaults: depths 1..=5 for alpha-beta and the engine, 1..=3 for minimax (its cost grows as
-//! `b^d`: depth 4 on a 60-candidate position is 13 million leaves).
+//! The deepest depth of each; defaults 12, 4 and 3 (minimax costs `b^d`: depth 4 on a
+//! 60-candidate position is 13 million leaves; unordered alpha-beta to depth 5 takes minutes).
 
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -28,13 +34,14 @@ fn main() {
         .skip(1)
         .map(|a| {
             a.parse().unwrap_or_else(|_| {
-                eprintln!("usage: branching [max_depth] [max_minimax_depth]");
+                eprintln!("usage: branching [engine_depth] [alphabeta_depth] [minimax_depth]");
                 std::process::exit(2)
             })
         })
         .collect();
-    let max_depth = args.first().copied().unwrap_or(5).max(1);
-    let max_minimax = args.get(1).copied().unwrap_or(3).min(max_depth);
+    let max_depth = args.first().copied().unwrap_or(12).max(1);
+    let max_alphabeta = args.get(1).copied().unwrap_or(4).min(max_depth);
+    let max_minimax = args.get(2).copied().unwrap_or(3).min(max_alphabeta);
 
     println!("| position | b | depth | minimax nodes | EBF | alpha-beta nodes | EBF | engine nodes | EBF |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -44,57 +51,79 @@ fn main() {
     let start = Instant::now();
     for (id, board) in &boards {
         let b = candidates(board);
+        let engine = engine_iterations(board, max_depth);
         let mut prev = [0u64; 3];
         for depth in 1..=max_depth {
             let mm = (depth <= max_minimax).then(|| minimax_nodes(board, depth));
-            let ab = alphabeta_nodes(board, depth);
-            let full = engine_nodes(board, depth);
-            let row = [mm.unwrap_or(0), ab, full];
+            let ab = (depth <= max_alphabeta).then(|| alphabeta_nodes(board, depth));
+            let full = engine.get(depth as usize).copied().unwrap_or(0);
+            let row = [mm.unwrap_or(0), ab.unwrap_or(0), full];
             for (t, n) in totals[depth as usize].iter_mut().zip(row) {
                 *t += n;
             }
+            let show = |n: Option<u64>| n.map_or("-".to_string(), |n| n.to_string());
             println!(
-                "| {} | {b} | {depth} | {} | {} | {ab} | {} | {full} | {} |",
+                "| {} | {b} | {depth} | {} | {} | {} | {} | {} | {} |",
                 short_id(id),
-                mm.map_or("-".to_string(), |n| n.to_string()),
+                show(mm),
                 ratio(row[0], prev[0]),
+                show(ab),
                 ratio(row[1], prev[1]),
-                ratio(row[2], prev[2]),
+                show((full > 0).then_some(full)),
+                if depth == 2 {
+                    "-".to_string()
+                } else {
+                    ratio(row[2], prev[2])
+                },
             );
             prev = row;
         }
     }
     for depth in 1..=max_depth as usize {
         let (t, p) = (totals[depth], totals[depth - 1]);
-        let mm = if depth as u8 <= max_minimax {
-            t[0].to_string()
-        } else {
-            "-".to_string()
+        let show = |n: u64| {
+            if n > 0 {
+                n.to_string()
+            } else {
+                "-".to_string()
+            }
         };
         println!(
-            "| **all {}** | | {depth} | {mm} | {} | {} | {} | {} | {} |",
+            "| **all {}** | | {depth} | {} | {} | {} | {} | {} | {} |",
             boards.len(),
+            show(t[0]),
             ratio(t[0], p[0]),
-            t[1],
+            show(t[1]),
             ratio(t[1], p[1]),
-            t[2],
-            ratio(t[2], p[2]),
+            show(t[2]),
+            if depth == 2 {
+                "-".to_string()
+            } else {
+                ratio(t[2], p[2])
+            },
         );
     }
     eprintln!("({:.1} s)", start.elapsed().as_secs_f64());
 }
 
-/// Nodes of the full engine searching to `depth` from a fresh table.
-fn engine_nodes(board: &Board, depth: u8) -> u64 {
+/// Nodes of each iteration of one engine search to `depth` from a fresh table (index = depth;
+/// iteration 1 includes the root VCF and threat-space search). Shorter when the search stops
+/// early (a proven result).
+fn engine_iterations(board: &Board, depth: u8) -> Vec<u64> {
     let mut engine = Engine::new(16);
-    engine
-        .search(
-            board,
-            &Limits::depth(depth),
-            &AtomicBool::new(false),
-            &mut |_| {},
-        )
-        .map_or(0, |r| r.nodes)
+    let mut per = vec![0u64];
+    let mut last = 0;
+    engine.search(
+        board,
+        &Limits::depth(depth),
+        &AtomicBool::new(false),
+        &mut |info| {
+            per.resize(info.depth as usize, 0);
+            per.push(info.nodes - last);
+            last = info.nodes;
+        },
+    );
+    per
 }
 
 /// The number of root moves of the classic generator: one ply of minimax, less the root.

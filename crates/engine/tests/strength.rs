@@ -2,6 +2,10 @@
 //! plain alpha-beta, depth 4, +300/+600 evaluation) in every game, from several openings, with
 //! both colours. Depth-limited on both sides (no time budget), so every game is reproducible and
 //! the test does not depend on the machine's speed.
+//!
+//! Nearly all of the test's time is the classic engine's unordered depth-4 search, and it grows
+//! with the length of the game; the full search plays at depth 8 (under a second a game), which
+//! wins in fewer moves than depth 6 did once null-move and move-count pruning came in.
 
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -17,7 +21,7 @@ const OPENINGS: [(&str, Rule); 2] = [("h8 i9 j8", Rule::Freestyle), ("h8 h9 i7",
 fn play(rules: Rules, opening: &str, full_plays: Player) -> (Status, usize) {
     let full = Level {
         style: Style::Full,
-        max_depth: 6,
+        max_depth: 8,
         time: Duration::from_secs(3600),
         blunder: 0.0,
     };

@@ -299,14 +299,19 @@ fn midgame_speed() {
     }
     rates.sort_by(f64::total_cmp);
     depths.sort();
+    // The median of an even count is the mean of the two middle values.
+    let median = |v: &[f64]| (v[(v.len() - 1) / 2] + v[v.len() / 2]) / 2.0;
+    let depths_f: Vec<f64> = depths.iter().map(|&d| d as f64).collect();
     eprintln!(
         "{} positions at {ms} ms: median {:.0} nodes per CPU second (aggregate {:.0}), \
-         median depth {} (min {}, max {})",
+         median depth {} (min {}, max {}; {} of {} at 12 or more)",
         positions.len(),
-        rates[rates.len() / 2],
+        median(&rates),
         total_nodes as f64 / (total_cpu as f64 / 1e9),
-        depths[depths.len() / 2],
+        median(&depths_f),
         depths[0],
-        depths[depths.len() - 1]
+        depths[depths.len() - 1],
+        depths.iter().filter(|&&d| d >= 12).count(),
+        depths.len()
     );
 }

@@ -1,7 +1,8 @@
 //! The main search: iterative deepening (chessprogramming.org/Iterative_Deepening) with
 //! aspiration windows, negamax alpha-beta with principal variation search
-//! (chessprogramming.org/Principal_Variation_Search), a transposition table, late move
-//! reductions, and move ordering by TT move, threat value, killers and history.
+//! (chessprogramming.org/Principal_Variation_Search), a transposition table, null-move pruning,
+//! late move reductions and move-count pruning, and move ordering by TT move, threat value,
+//! killers and history.
 //!
 //! Gomoku-specific pruning keeps the tree narrow, as every strong gomoku engine does:
 //! - a side that can make five does so (the node is scored as a win at once);
@@ -11,7 +12,8 @@
 //!   four) may only block it or make a four of its own;
 //! - candidate moves are empty cells within two cells of a stone.
 //!
-//! Before the main search a VCF solver ([`threats::Vcf`]) looks for a forced win by fours.
+//! Before the main search a VCF solver ([`threats::Vcf`]) looks for a forced win by fours, then
+//! the threat-space search ([`vct`](super::vct)) for one by fours and threes.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -27,9 +29,6 @@ use crate::{Board, Move, Status};
 pub const MAX_PLY: usize = 96;
 const INF: Score = WIN + 1;
 const NO_MOVE: u16 = u16::MAX;
-/// VCF at the leaves: how many fours deep, and how many nodes at most.
-const LEAF_VCF_DEPTH: u32 = 6;
-const LEAF_VCF_NODES: u64 = 24;
 /// Node budget of the threat-space search at the root when the search has neither a node nor a
 /// time limit (a fixed-depth search).
 const VCT_NODES: u64 = 60_000;
@@ -37,7 +36,13 @@ const VCT_NODES: u64 = 60_000;
 const UNBOUNDED_DEPTH: u8 = 32;
 /// Share of a time budget the threat-space search may use.
 const VCT_TIME_NUM: u32 = 1;
-const VCT_TIME_DEN: u32 = 3;
+const VCT_TIME_DEN: u32 = 2;
+/// Late move reductions: `ln(depth) * ln(index) * LMR_K + 0.4` plies.
+const LMR_K: f32 = 0.6;
+/// Move-count pruning: at a non-PV node, quiet moves from index `LMP_BASE + depth^2 / 2` on.
+const LMP_BASE: usize = 3;
+/// Null-move pruning from this remaining depth on.
+const NMP_DEPTH: i32 = 3;
 /// Ordering score above which a move is "tactical" and never reduced.
 const TACTICAL: i32 = 300;
 
@@ -75,6 +80,8 @@ struct Run<'a> {
     /// When the threat-space search must give the main search its turn (a fifth of the time).
     vct_deadline: Option<Instant>,
     small: bool,
+    /// The root move that last raised alpha in the current iteration, with its score.
+    root_best: Option<(u16, Score)>,
 }
 
 impl Searcher {
@@ -127,6 +134,7 @@ impl Searcher {
             next_poll: 1024,
             aborted: false,
             vct_deadline: limits.time.map(|t| start + t * VCT_TIME_NUM / VCT_TIME_DEN),
+            root_best: None,
         }
     }
 
@@ -318,6 +326,7 @@ impl Run<'_> {
         };
         for depth in first_depth..=max_depth {
             let iteration_start = Instant::now();
+            self.root_best = None;
             let mut window = 60;
             let (mut alpha, mut beta) = if depth >= 4 && !is_mate(prev) {
                 (prev - window, prev + window)
@@ -340,6 +349,15 @@ impl Run<'_> {
                 }
             };
             if self.aborted {
+                // A root move that beat the previous best before the clock ran out is the
+                // better choice, although its iteration is unfinished.
+                if let Some((m, s)) = self
+                    .root_best
+                    .filter(|&(m, _)| self.pos.move_at(m as usize) != best.best)
+                {
+                    let pv = [m];
+                    best = self.result(m, s, best.depth, &pv);
+                }
                 break;
             }
             prev = score;
@@ -356,9 +374,11 @@ impl Run<'_> {
                 break;
             }
             if let Some(deadline) = self.deadline {
-                // The next iteration costs a few times this one; do not start what cannot end.
+                // The next iteration costs about twice this one (the measured effective branching
+                // factor); do not start what cannot end. One cut short still counts if a root
+                // move beat the previous best (see above).
                 let now = Instant::now();
-                if now + (now - iteration_start) * 3 > deadline && depth >= 4 {
+                if now + (now - iteration_start) * 2 > deadline && depth >= 4 {
                     break;
                 }
             }
@@ -386,11 +406,6 @@ impl Run<'_> {
             .copied()
             .find(|&c| self.pos.is_empty(c as usize))
             .expect("an ongoing game has an empty cell")
-    }
-
-    #[inline]
-    fn has_four(&self, p: usize) -> bool {
-        self.pos.count(p, C_FOUR) + self.pos.count(p, C_FOUR_THREE) + self.pos.count(p, C_FLEX4) > 0
     }
 
     fn pos_k(&self) -> usize {
@@ -452,19 +467,22 @@ impl Run<'_> {
         }
         // Facing an open three (or a double-four square): block it or make a four.
         if self.pos.count(opp, C_FLEX4) > 0 && !self.small {
-            let mut blocks = CellList::new();
+            let (mut blocks, mut flex) = (CellList::new(), CellList::new());
             for &c in self.pos.board_cells() {
                 let c = c as usize;
                 if self.pos.is_empty(c) && self.pos.class(c, opp) >= C_FOUR {
                     blocks.push(c);
+                    if self.pos.class(c, opp) == C_FLEX4 {
+                        flex.push(c);
+                    }
                 }
             }
             let mut any = false;
             for &c in blocks.as_slice() {
-                self.pos.play(c as usize);
-                let stops = self.pos.count(opp, C_FLEX4) == 0;
-                self.pos.undo();
-                if stops {
+                if self
+                    .pos
+                    .removes_all(c as usize, me, opp, flex.as_slice(), C_FLEX4)
+                {
                     any = true;
                     out.push((c, self.order_score(c as usize, ply, tt_move)));
                 }
@@ -531,16 +549,9 @@ impl Run<'_> {
             depth += 1;
         }
         if depth <= 0 || ply >= MAX_PLY - 2 {
-            // A quiescence search of sorts: a side with a four may have a forced win by fours,
-            // which a static evaluation cannot see.
-            if !forced && ply < MAX_PLY - 2 * LEAF_VCF_DEPTH as usize - 4 && self.has_four(me) {
-                let mut vcf = Vcf::new(LEAF_VCF_NODES, self.pos_k());
-                let found = vcf.solve(&mut self.pos, LEAF_VCF_DEPTH);
-                self.nodes += vcf.nodes - 1;
-                if let Some((_, plies)) = found {
-                    return WIN - ply as i32 - plies as i32;
-                }
-            }
+            // No VCF at the leaves: it cost two thirds of the main search's time for about one
+            // ply of depth; the threat-space search at the root and the four extensions find
+            // the forcing wins (see docs/engine.md, "Changes accepted by SPRT").
             return self.evaluate();
         }
 
@@ -558,6 +569,30 @@ impl Run<'_> {
                 if cut {
                     return s;
                 }
+            }
+        }
+
+        // Null-move pruning (chessprogramming.org/Null_Move_Pruning): if passing still holds
+        // beta in a reduced search, a real move will too. Gomoku has no zugzwang, but a pass
+        // is only tried when the opponent has no threat that wins in two moves (an open three,
+        // a four-three), which a shallow search could miss, and once per line.
+        if !pv_node
+            && !forced
+            && depth >= NMP_DEPTH
+            && self.pos.passes() == 0
+            && self.pos.count(opp, C_FLEX4) + self.pos.count(opp, C_FOUR_THREE) == 0
+            && !is_mate(beta)
+            && self.evaluate() >= beta
+        {
+            let r = 2 + depth / 4;
+            self.pos.pass();
+            let score = -self.negamax(depth - 1 - r, ply + 1, -beta, -beta + 1, false);
+            self.pos.undo_pass();
+            if self.aborted {
+                return 0;
+            }
+            if score >= beta && !is_mate(score) {
+                return score;
             }
         }
 
@@ -584,7 +619,11 @@ impl Run<'_> {
             let (m, mscore) = moves[i];
             // Move-count pruning (chessprogramming.org/Futility_Pruning, "late move pruning"):
             // far down the ordering, quiet moves of a non-PV node are not worth a look.
-            if !pv_node && !forced && i >= 3 + (depth * depth) as usize && mscore < TACTICAL {
+            if !pv_node
+                && !forced
+                && i >= LMP_BASE + (depth * depth) as usize / 2
+                && mscore < TACTICAL
+            {
                 break;
             }
             self.pos.play(m as usize);
@@ -598,7 +637,7 @@ impl Run<'_> {
                 let mut r = 0;
                 if depth >= 2 && i >= 2 && !forced && mscore < TACTICAL {
                     // The usual logarithmic formula: reduce more the deeper and the later.
-                    let l = ((depth as f32).ln() * (i as f32).ln() * 0.6 + 0.4) as i32;
+                    let l = ((depth as f32).ln() * (i as f32).ln() * LMR_K + 0.4) as i32;
                     r = l.clamp(1, depth - 1) - pv_node as i32;
                 }
                 score = -self.negamax(new_depth - r, ply + 1, -alpha - 1, -alpha, false);
@@ -619,6 +658,9 @@ impl Run<'_> {
                 best_move = m;
                 if score > alpha {
                     alpha = score;
+                    if ply == 0 {
+                        self.root_best = Some((m, score));
+                    }
                     // Triangular PV table (chessprogramming.org/Triangular_PV-Table).
                     let child_len = self.s.pv_len[ply + 1];
                     let (head, tail) = self.s.pv.split_at_mut(ply + 1);

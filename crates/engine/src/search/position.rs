@@ -40,6 +40,9 @@ pub const C_WIN: Class = 7;
 /// Number of classes.
 pub const CLASSES: usize = 8;
 
+/// Hash change of a pass (a fixed random number).
+const PASS_KEY: u64 = 0x5D58_8B65_6C07_8965;
+
 /// Value of one line level for the evaluation and move ordering (Rapfi-like shape scores).
 const LEVEL_VALUE: [i32; 10] = [0, 1, 2, 4, 10, 12, 40, 50, 200, 1000];
 /// Extra value of a cell by class: combinations are worth more than their lines.
@@ -146,6 +149,8 @@ pub struct Position {
     zobrist: [Vec<u64>; 2],
     hash: u64,
     history: Vec<u16>,
+    /// Passes made by [`Position::pass`] and not yet taken back: each flips the side to move.
+    passes: usize,
     /// Sum of values over empty cells, per player.
     total: [i32; 2],
     /// Number of empty cells of each class, per player.
@@ -185,6 +190,7 @@ impl Position {
             board_cells,
             zobrist,
             hash: board.hash(),
+            passes: 0,
             history: board
                 .moves()
                 .iter()
@@ -236,6 +242,9 @@ impl Position {
                 }
             }
         }
+        if self.passes & 1 == 1 {
+            self.hash ^= PASS_KEY;
+        }
     }
 
     /// Everything derived, for comparing an incremental state with a recomputed one.
@@ -268,7 +277,7 @@ impl Position {
     /// Whose turn it is: 0 for X, 1 for O.
     #[inline]
     pub fn side(&self) -> usize {
-        self.history.len() & 1
+        (self.history.len() + self.passes) & 1
     }
     /// Number of stones on the board.
     #[inline]
@@ -413,6 +422,78 @@ impl Position {
         })
     }
 
+    /// The direction (0..4) and signed offset from cell `j` to cell `c` if `c` lies on one of
+    /// `j`'s lines within a window's reach (`RADIUS`), else `None`.
+    #[inline]
+    pub fn line_offset(&self, j: usize, c: usize) -> Option<(usize, isize)> {
+        let s = self.stride as isize;
+        let (jx, jy) = (j as isize % s, j as isize / s);
+        let (cx, cy) = (c as isize % s, c as isize / s);
+        let (dx, dy) = (cx - jx, cy - jy);
+        let d = if dy == 0 {
+            0
+        } else if dx == 0 {
+            1
+        } else if dx == dy {
+            2
+        } else if dx == -dy {
+            3
+        } else {
+            return None;
+        };
+        let off = if d == 0 { dx } else { dy };
+        (off != 0 && off.unsigned_abs() <= RADIUS).then_some((d, off))
+    }
+
+    /// The class player `p` would have on empty cell `j` if the empty cell `c` held a stone of
+    /// `by` (0 X, 1 O), computed from `j`'s window keys without playing: only the line through
+    /// both changes. `c` must lie on one of `j`'s lines within reach ([`Position::line_offset`]).
+    #[inline]
+    pub fn class_if(&self, j: usize, p: usize, c: usize, by: usize) -> Class {
+        match self.line_offset(j, c) {
+            Some((d, off)) => self.class_with(j, p, d, off, by),
+            None => self.state[j].class[p],
+        }
+    }
+
+    /// [`Position::class_if`] with the line and offset from `j` to the new stone known.
+    #[inline]
+    fn class_with(&self, j: usize, p: usize, d: usize, off: isize, by: usize) -> Class {
+        let st = &self.state[j];
+        let sh = pattern::shift(off);
+        let key = (st.keys[d] & !(3 << sh)) | ((by as u32 + 1) << sh);
+        let new = (self.table.pair(key) >> (8 * p)) & 0xFF;
+        let old = (st.lines[d] >> (8 * p)) & 0xFF;
+        let combo = st.combo[p] + DIGIT[d] * new - DIGIT[d] * old;
+        self.combos[combo as usize].0
+    }
+
+    /// Whether a stone of `by` on empty cell `c` would leave player `p` some empty cell of class
+    /// at least `class` among the cells on `c`'s lines within reach, besides `c`. (Cells off those
+    /// lines keep their classes.)
+    pub fn makes_class_near(&self, c: usize, by: usize, p: usize, class: Class) -> bool {
+        self.dirs.iter().enumerate().any(|(d, &step)| {
+            (1..=RADIUS).any(|off| {
+                // From the cell `off` steps after `c`, `c` is `off` steps before, and back.
+                let o = off as isize;
+                [(c + off * step, -o), (c - off * step, o)]
+                    .into_iter()
+                    .any(|(j, o)| self.cells[j] == 0 && self.class_with(j, p, d, o, by) >= class)
+            })
+        })
+    }
+
+    /// Whether a stone of `by` on empty cell `c` would take every cell of `cells` (empty cells
+    /// of player `p`, usually all those of some class) below class `class` for `p`. A stone
+    /// never raises the other player's levels, so no new cell of that class can appear: with
+    /// `cells` the full list, this is the test "after the move, `p` has no cell of `class`",
+    /// without playing the move.
+    pub fn removes_all(&self, c: usize, by: usize, p: usize, cells: &[u16], class: Class) -> bool {
+        cells
+            .iter()
+            .all(|&f| f as usize == c || self.class_if(f as usize, p, c, by) < class)
+    }
+
     /// The directions (bit set) in which a stone of `p` on `i` makes five per the tables.
     #[inline]
     pub fn five_dirs(&self, i: usize, p: usize) -> u8 {
@@ -438,6 +519,28 @@ impl Position {
         self.history.push(i as u16);
         self.touch_near(i, 1);
         self.update_lines(i, p as u32 + 1);
+    }
+
+    /// Passes the turn without placing a stone, for null-move pruning; take it back with
+    /// [`Position::undo_pass`] before any stone placed before it. The hash changes so that the
+    /// same stones with the other side to move are another position.
+    #[inline]
+    pub fn pass(&mut self) {
+        self.passes += 1;
+        self.hash ^= PASS_KEY;
+    }
+
+    /// Passes not yet taken back.
+    #[inline]
+    pub fn passes(&self) -> usize {
+        self.passes
+    }
+
+    /// Takes back a [`Position::pass`].
+    #[inline]
+    pub fn undo_pass(&mut self) {
+        self.passes -= 1;
+        self.hash ^= PASS_KEY;
     }
 
     /// Takes back the last stone.
@@ -585,6 +688,60 @@ mod tests {
             let mut fresh = pos.clone();
             fresh.recompute();
             prop_assert_eq!(pos.snapshot(), fresh.snapshot());
+            check_trials(&mut pos)?;
+        }
+        Ok(())
+    }
+
+    /// The move-free tests agree with playing the move: `class_if` with the class after the
+    /// move, `removes_all` and `makes_class_near` with the class counts after it.
+    fn check_trials(pos: &mut Position) -> Result<(), TestCaseError> {
+        if pos.is_full() {
+            return Ok(());
+        }
+        let empty: Vec<usize> = pos
+            .board_cells()
+            .iter()
+            .map(|&c| c as usize)
+            .filter(|&c| pos.is_empty(c))
+            .collect();
+        let me = pos.side();
+        // A few moves spread over the board.
+        for &c in empty.iter().step_by(empty.len() / 3 + 1) {
+            let mut before = Vec::new();
+            for &j in &empty {
+                if j != c && pos.line_offset(j, c).is_some() {
+                    before.push((j, [pos.class_if(j, 0, c, me), pos.class_if(j, 1, c, me)]));
+                }
+            }
+            let lists: Vec<Vec<u16>> = (0..CLASSES as u8)
+                .map(|k| {
+                    empty
+                        .iter()
+                        .filter(|&&j| pos.class(j, 1 - me) >= k)
+                        .map(|&j| j as u16)
+                        .collect()
+                })
+                .collect();
+            let removes: Vec<bool> = (0..CLASSES as u8)
+                .map(|k| pos.removes_all(c, me, 1 - me, &lists[k as usize], k))
+                .collect();
+            let makes: Vec<bool> = (0..CLASSES as u8)
+                .map(|k| pos.makes_class_near(c, me, me, k))
+                .collect();
+            pos.play(c);
+            for (j, classes) in before {
+                prop_assert_eq!(classes, [pos.class(j, 0), pos.class(j, 1)]);
+            }
+            for k in 1..CLASSES as u8 {
+                let left = (k..CLASSES as u8).any(|q| pos.count(1 - me, q) > 0);
+                prop_assert_eq!(removes[k as usize], !left, "class {}", k);
+                let near = empty
+                    .iter()
+                    .any(|&j| j != c && pos.line_offset(j, c).is_some() && pos.class(j, me) >= k);
+                prop_assert_eq!(makes[k as usize], near, "class {}", k);
+            }
+            pos.undo();
         }
         Ok(())
     }

@@ -37,6 +37,8 @@ use super::threats::{self, CellList, Vcf};
 /// The VCF tried at an attacker node on its first visit: node budget and fours deep.
 const VCF_NODES: u64 = 5;
 const VCF_DEPTH: u32 = 12;
+/// Entries of the move cache (a power of two; 136 bytes each).
+const MOVE_CACHE: usize = 1 << 13;
 /// Proof and disproof numbers at or above this are infinite.
 const INF: u32 = 1 << 28;
 /// The ε of the 1 + ε trick, as a fraction: a child's threshold is 1 + 1/4 of the second best.
@@ -81,6 +83,11 @@ pub struct Dfpn {
     salt: u64,
     /// The attacker of the current search.
     att: usize,
+    /// Node count at which to ask `stop` next.
+    next_poll: u64,
+    /// The moves of recently expanded nodes, by key: df-pn enters a node many times, and
+    /// generating its threats and defences costs more than the rest of a visit.
+    cache: Vec<(u64, CellList)>,
 }
 
 /// Most attacker moves in a threat sequence.
@@ -101,17 +108,20 @@ impl Dfpn {
             root_move: None,
             salt: 0,
             att: 0,
+            next_poll: 0,
+            cache: vec![(0, CellList::new()); MOVE_CACHE],
         }
     }
 
     /// Forgets every proof (between games: a position's hash does not include the rule).
     pub fn clear(&mut self) {
         self.table.iter_mut().for_each(|e| *e = Entry::default());
+        self.cache.iter_mut().for_each(|e| e.0 = 0);
     }
 
     /// Whether the side to move wins by threats: the first move and the plies to the five
     /// (along the proof found, not necessarily the shortest win). Gives up after `limit` nodes
-    /// or when `stop` (asked every 1024 nodes with the node count) says so.
+    /// or when `stop` (asked every 128 nodes with the node count) says so.
     pub fn solve(
         &mut self,
         pos: &mut Position,
@@ -119,6 +129,7 @@ impl Dfpn {
         stop: &mut dyn FnMut(u64) -> bool,
     ) -> Option<(usize, u32)> {
         self.nodes = 0;
+        self.next_poll = 128;
         self.limit = limit;
         self.aborted = false;
         self.root_move = None;
@@ -247,7 +258,7 @@ impl Dfpn {
                 // The defender's counter-four must be blocked; whether a threat of ours
                 // survives is the defender's node's question.
                 *moves = threats::defences(pos, def, &def_wins);
-            } else {
+            } else if !self.cached(pos.hash(), moves) {
                 for n in 0..pos.size() {
                     let c = pos.board_cells()[n] as usize;
                     if !pos.is_empty(c) {
@@ -255,19 +266,17 @@ impl Dfpn {
                     }
                     if pos.class(c, att) >= C_THREE {
                         moves.push(c);
-                    } else if (0..4).any(|d| pos.level(c, att, d) >= B3) {
+                    } else if (0..4).any(|d| pos.level(c, att, d) >= B3)
+                        && pos.makes_class_near(c, att, att, C_FLEX4)
+                    {
                         // A move that makes no three can still threaten a double four.
-                        pos.play(c);
-                        let threat = pos.count(att, C_FLEX4) > 0;
-                        pos.undo();
-                        if threat {
-                            moves.push(c);
-                        }
+                        moves.push(c);
                     }
                 }
                 moves.sort_by_key(|c| {
                     std::cmp::Reverse((pos.class(c, att), pos.state(c).value[att]))
                 });
+                self.remember(pos.hash(), moves);
             }
             if moves.is_empty() {
                 return refuted;
@@ -290,6 +299,13 @@ impl Dfpn {
             if pos.count(att, C_FLEX4) == 0 {
                 return refuted; // no threat left: the attack fizzled
             }
+            if self.cached(pos.hash(), moves) {
+                return if moves.is_empty() {
+                    proven(4)
+                } else {
+                    Expansion::Moves
+                };
+            }
             // Squares where the attacker would make an open four (or a double four).
             let mut flex = CellList::new();
             for &c in pos.board_cells() {
@@ -298,42 +314,47 @@ impl Dfpn {
                     flex.push(c);
                 }
             }
-            let stride = pos.dirs()[1] as isize;
-            let aligned = |a: usize, b: usize| {
-                let (ax, ay) = (a as isize % stride, a as isize / stride);
-                let (bx, by) = (b as isize % stride, b as isize / stride);
-                let (dx, dy) = ((ax - bx).abs(), (ay - by).abs());
-                (dx == 0 || dy == 0 || dx == dy) && dx.max(dy) <= 5
-            };
-            for n in 0..pos.size() {
-                let c = pos.board_cells()[n] as usize;
-                if !pos.is_empty(c) {
-                    continue;
-                }
-                if threats::is_four_move(pos, c, def) {
-                    moves.push(c);
-                } else if pos.class(c, att) >= C_FOUR
-                    && flex.as_slice().iter().all(|&f| aligned(c, f as usize))
+            for &c in pos.board_cells() {
+                let c = c as usize;
+                // A four of his own, or a stone that leaves no open-four square (tested without
+                // playing it; it must stand where the attacker could make a four).
+                let counter = threats::is_four_move(pos, c, def);
+                if pos.is_empty(c)
+                    && (counter
+                        || pos.class(c, att) >= C_FOUR
+                            && pos.removes_all(c, def, att, flex.as_slice(), C_FLEX4))
                 {
-                    // Only a stone on a line through every open-four square can remove them
-                    // all; the others need no trial.
-                    pos.play(c);
-                    let stops = pos.count(att, C_FLEX4) == 0;
-                    pos.undo();
-                    if stops {
-                        moves.push(c);
-                    }
+                    moves.push(c);
                 }
             }
             if moves.is_full() {
                 // Some defences may not have fit: no proof can be trusted here.
                 return refuted_here;
             }
+            self.remember(pos.hash(), moves);
             if moves.is_empty() {
                 return proven(4);
             }
         }
         Expansion::Moves
+    }
+
+    /// Copies the moves of the position of `hash` into `moves` if they are in the move cache.
+    #[inline]
+    fn cached(&self, hash: u64, moves: &mut CellList) -> bool {
+        let key = self.key(hash, self.att);
+        let (k, list) = &self.cache[key as usize & (MOVE_CACHE - 1)];
+        if *k == key {
+            *moves = list.clone();
+        }
+        *k == key
+    }
+
+    /// Keeps the moves of the position of `hash` in the move cache.
+    #[inline]
+    fn remember(&mut self, hash: u64, moves: &CellList) {
+        let key = self.key(hash, self.att);
+        self.cache[key as usize & (MOVE_CACHE - 1)] = (key, moves.clone());
     }
 
     /// The df-pn recursion: searches `pos` until its proof number reaches `th_pn` or its
@@ -349,8 +370,10 @@ impl Dfpn {
     ) -> (u32, u32, u32) {
         let att = self.att;
         self.nodes += 1;
-        if self.nodes & 1023 == 0 && (self.nodes >= self.limit || stop(self.nodes)) {
-            self.aborted = true;
+        if self.nodes >= self.next_poll {
+            // Often: an attacker node's move generation can try dozens of moves.
+            self.next_poll = self.nodes + 128;
+            self.aborted |= self.nodes >= self.limit || stop(self.nodes);
         }
         if self.aborted {
             return (1, 1, 0);
