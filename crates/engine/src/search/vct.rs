@@ -113,7 +113,7 @@ impl Dfpn {
         }
     }
 
-    /// Forgets every proof (between games: a position's hash does not include the rule).
+    /// Forgets every proof and cached move list (between games).
     pub fn clear(&mut self) {
         self.table.iter_mut().for_each(|e| *e = Entry::default());
         self.cache.iter_mut().for_each(|e| e.0 = 0);
