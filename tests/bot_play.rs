@@ -1,4 +1,4 @@
-//! Playing strength through the server: a strong bot takes an immediate win, blocks a four, and
+//! Playing strength through the server: a strong bot takes an immediate win, blocks a threat, and
 //! never loses to a straight line or at tic-tac-toe.
 
 mod common;
@@ -37,13 +37,22 @@ fn winning_cells(board: &Board, p: Player) -> Vec<(u8, u8)> {
     out
 }
 
-/// Plays a game of the human (X, choosing moves with `choose`) against the `strong` bot (O),
-/// checking every bot move; returns the result.
+/// How a duel went: the result, and how many bot moves faced an immediate win of the bot's own
+/// (and took it) or a single winning cell of the human's (and blocked it).
+struct Duel {
+    result: String,
+    wins_taken: usize,
+    threats_blocked: usize,
+}
+
+/// Plays a game of the human (X, choosing moves with `choose`, but always completing a line it
+/// can) against the `strong` bot (O), checking every bot move.
 async fn duel(
     rules: Rules,
     create_msg: serde_json::Value,
     choose: impl Fn(&Board) -> (u8, u8),
-) -> String {
+) -> Duel {
+    let (mut wins_taken, mut threats_blocked) = (0, 0);
     let server = start(config()).await;
     let (mut c, _) = server.hello("h").await;
     let (_, room) = create(&mut c, create_msg).await;
@@ -72,8 +81,10 @@ async fn duel(
                             bot_wins.contains(&cell),
                             "the bot missed an immediate win at {bot_wins:?}, played {cell:?}"
                         );
+                        wins_taken += 1;
                     } else if human_wins.len() == 1 {
-                        assert_eq!(cell, human_wins[0], "the bot did not block the four");
+                        assert_eq!(cell, human_wins[0], "the bot did not block the threat");
+                        threats_blocked += 1;
                     }
                 }
                 board.try_play(Move::new(cell.0, cell.1)).unwrap();
@@ -83,7 +94,11 @@ async fn duel(
             }
             "game_over" => {
                 server.stop().await;
-                return v["result"].as_str().unwrap().to_string();
+                return Duel {
+                    result: v["result"].as_str().unwrap().to_string(),
+                    wins_taken,
+                    threats_blocked,
+                };
             }
             other => panic!("unexpected {other}: {v}"),
         }
@@ -97,7 +112,7 @@ async fn strong_bot_blocks_a_straight_line_and_never_loses_to_it() {
         .chain(8..15)
         .flat_map(|y| [7u8, 8, 9, 10, 6, 11, 5, 12, 4, 13, 3, 14, 2, 1, 0].map(|x| (x, y)))
         .collect();
-    let result = duel(
+    let duel = duel(
         Rules::caro_default(),
         json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "strong"}}),
         |b| {
@@ -108,7 +123,7 @@ async fn strong_bot_blocks_a_straight_line_and_never_loses_to_it() {
         },
     )
     .await;
-    assert_ne!(result, "x", "the human's straight line won");
+    assert_ne!(duel.result, "x", "the human's straight line won");
 }
 
 #[tokio::test]
@@ -118,7 +133,7 @@ async fn strong_bot_takes_an_immediate_win_against_a_passive_player() {
         .flat_map(|y| (0..8).map(move |x| (14 - 2 * x, 14 - 2 * y)))
         .filter(|(x, y)| *x < 15 && *y < 15)
         .collect();
-    let result = duel(
+    let duel = duel(
         Rules::caro_default(),
         json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "strong"}}),
         |b| {
@@ -129,7 +144,11 @@ async fn strong_bot_takes_an_immediate_win_against_a_passive_player() {
         },
     )
     .await;
-    assert_eq!(result, "o", "the bot should win against a passive player");
+    assert_eq!(
+        duel.result, "o",
+        "the bot should win against a passive player"
+    );
+    assert!(duel.wins_taken > 0);
 }
 
 #[tokio::test]
@@ -145,7 +164,7 @@ async fn strong_bot_never_loses_at_tictactoe() {
         (2, 1),
         (1, 2),
     ];
-    let result = duel(
+    let duel = duel(
         Rules::tictactoe(),
         json!({"type": "create_room", "game": "tictactoe", "x": "me", "o": {"bot": "strong"}}),
         |b| {
@@ -162,5 +181,37 @@ async fn strong_bot_never_loses_at_tictactoe() {
         },
     )
     .await;
-    assert_ne!(result, "x", "a perfect tic-tac-toe player never loses");
+    assert_ne!(duel.result, "x", "a perfect tic-tac-toe player never loses");
+}
+
+#[tokio::test]
+async fn strong_bot_blocks_and_wins_at_tictactoe() {
+    // A careless human: corners only, never a block. After X a1, O b2 (the one reply that does
+    // not lose), X c1 threatens b1: the bot must block there; then X a3 ignores the bot's own
+    // threat on the middle column, which the bot must complete.
+    let pref = [
+        (0, 0),
+        (2, 0),
+        (0, 2),
+        (2, 2),
+        (1, 0),
+        (0, 1),
+        (2, 1),
+        (1, 2),
+        (1, 1),
+    ];
+    let duel = duel(
+        Rules::tictactoe(),
+        json!({"type": "create_room", "game": "tictactoe", "x": "me", "o": {"bot": "strong"}}),
+        |b| {
+            *pref
+                .iter()
+                .find(|(x, y)| b.get(*x as i64, *y as i64) == Cell::Empty)
+                .unwrap()
+        },
+    )
+    .await;
+    assert_eq!(duel.result, "o", "the bot wins a won position");
+    assert!(duel.threats_blocked > 0, "the bot met a threat to block");
+    assert!(duel.wins_taken > 0, "the bot met a win to take");
 }

@@ -75,17 +75,11 @@ async fn human_vs_bot_caro_bot_answers_legally() {
     assert!(thinking > 0, "bot_thinking was sent");
     assert!(["line", "board_full"].contains(&over["reason"].as_str().unwrap()));
     // Every bot move was a search, and each was timed.
-    let (_, metrics) = server.get("/metrics").await;
-    let searches: u64 = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("caro_bot_search_seconds_count "))
-        .expect("caro_bot_search_seconds_count")
-        .parse()
-        .unwrap();
+    let searches = server.metric("bot_search_seconds_count").await;
     let bot_moves = over["seq"].as_u64().unwrap() / 2;
     assert!(
         searches >= bot_moves.max(1),
-        "{searches} searches, {metrics}"
+        "{searches} searches, {bot_moves} bot moves"
     );
     server.stop().await;
 }
@@ -208,13 +202,7 @@ async fn peak_searches(max_concurrent: usize) -> u64 {
     }
     let mut peak = 0;
     for _ in 0..100 {
-        let (_, metrics) = server.get("/metrics").await;
-        let active: u64 = metrics
-            .lines()
-            .find_map(|l| l.strip_prefix("caro_bot_searches_active "))
-            .expect("caro_bot_searches_active")
-            .parse()
-            .unwrap();
+        let active = server.metric("bot_searches_active").await;
         peak = peak.max(active);
         tokio::time::sleep(Duration::from_millis(15)).await;
     }

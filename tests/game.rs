@@ -62,6 +62,17 @@ async fn human_vs_human_caro_to_a_win_with_a_spectator() {
         c.expect(update.clone()).await;
     }
 
+    // The counters operators watch: one room, its game in progress, nothing played yet.
+    for (name, value) in [
+        ("rooms", 1),
+        ("rooms_total", 1),
+        ("games_active", 1),
+        ("games_finished_total", 0),
+        ("moves_total", 0),
+    ] {
+        assert_eq!(server.metric(name).await, value, "caro_{name}");
+    }
+
     // X builds a row on y=7, O dawdles on y=9.
     let mut expected = Vec::new();
     let mut seq = 0;
@@ -95,6 +106,16 @@ async fn human_vs_human_caro_to_a_win_with_a_spectator() {
     expected.push(over);
     for ev in &expected {
         carol.expect(ev.clone()).await;
+    }
+
+    // The room stays open (finished) and the counters saw the game through.
+    for (name, value) in [
+        ("rooms", 1),
+        ("games_active", 0),
+        ("games_finished_total", 1),
+        ("moves_total", 9),
+    ] {
+        assert_eq!(server.metric(name).await, value, "caro_{name}");
     }
 
     // The game is over: nothing more can be played.

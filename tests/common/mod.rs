@@ -205,6 +205,17 @@ impl TestServer {
         (head.lines().next().unwrap().to_string(), body)
     }
 
+    /// The value of one unlabelled metric of `/metrics` (`name` without its `caro_` prefix).
+    pub async fn metric(&self, name: &str) -> u64 {
+        let (_, body) = self.get("/metrics").await;
+        let prefix = format!("caro_{name} ");
+        body.lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .unwrap_or_else(|| panic!("no caro_{name} in {body}"))
+            .parse()
+            .unwrap()
+    }
+
     /// A raw HTTP GET: (whole response head, body).
     pub async fn get_raw(&self, path: &str) -> (String, String) {
         http_get(self.addr, path).await
