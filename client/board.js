@@ -7,10 +7,16 @@
 // played are aria-disabled rather than disabled, so they stay reachable and readable. The board
 // is redrawn on every event, and the focused cell keeps the focus across redraws.
 
+export function columnName(x) {
+  // Columns a, b, c ... z (skipping nothing), then aa, ab ... for boards wider than 26 (the
+  // server allows 32).
+  const letter = (i) => String.fromCharCode(97 + i);
+  return x < 26 ? letter(x) : letter(Math.floor(x / 26) - 1) + letter(x % 26);
+}
+
 export function cellName(x, y) {
-  // Columns a, b, c ... (skipping nothing), rows numbered from 1 at the top, as in Gomocup
-  // position files.
-  return `${String.fromCharCode(97 + x)}${y + 1}`;
+  // Rows numbered from 1 at the top, as in Gomocup position files.
+  return `${columnName(x)}${y + 1}`;
 }
 
 export function renderBoard(el, room, { last, line, pv, clickable, onMove, pending = null, navigable = true }) {
@@ -44,7 +50,7 @@ export function renderBoard(el, room, { last, line, pv, clickable, onMove, pendi
   const frag = document.createDocumentFragment();
   // Header row with column letters (decoration: every cell's label names its coordinates).
   frag.append(label(""));
-  for (let x = 0; x < width; x++) frag.append(label(String.fromCharCode(97 + x)));
+  for (let x = 0; x < width; x++) frag.append(label(columnName(x)));
   let focusTarget = null;
   for (let y = 0; y < height; y++) {
     frag.append(label(String(y + 1)));

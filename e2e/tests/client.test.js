@@ -98,9 +98,19 @@ test("two players play each other while a third watches the same moves", async (
   const b = await newPlayer("Bob");
   await b.page.goto(link);
   await b.page.waitForSelector("#board button.cell");
+  // Carol finds the game in the live lobby and watches it from there.
   const c = await newPlayer("Carol");
-  await c.page.goto(`${server.base}/#/watch/${roomId}`);
+  const listed = c.page.locator("#rooms-playing li.room", { hasText: "Alice vs Bob" });
+  await listed.getByRole("button", { name: "Watch" }).click();
+  await c.page.waitForFunction((id) => location.hash === `#/watch/${id}`, roomId);
   await c.page.waitForSelector("#board button.cell");
+  // Coordinates on the edges: columns a to o across the top, rows 1 to 15 down the side.
+  const coords = await c.page.$$eval("#board .coord", (spans) => spans.map((s) => s.textContent));
+  assert.deepEqual(coords.slice(0, 16), ["", ..."abcdefghijklmno"]);
+  assert.deepEqual(coords.slice(16), Array.from({ length: 15 }, (_, i) => String(i + 1)));
+  // Boards up to the server's 32 columns: after z come aa, ab ...
+  const names = await c.page.evaluate(async () => [0, 25, 26, 31].map((await import("/board.js")).columnName));
+  assert.deepEqual(names, ["a", "z", "aa", "af"]);
   await a.page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
 
   // X makes five on row 7; O plays on row 9.
