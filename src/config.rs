@@ -463,39 +463,15 @@ impl Default for Config {
     }
 }
 
+/// The shipped levels: the `[bots.*]` tables of the repository's `config.toml`, compiled in, so
+/// that a config without any of them and the shipped file offer the same bots (measured in
+/// `docs/strength.md`).
 fn default_bots() -> BTreeMap<String, RawBot> {
-    let bot = |description: &str, games: &[&str], style: &str, depth, ms, blunder| RawBot {
-        description: description.into(),
-        games: Some(games.iter().map(|g| g.to_string()).collect()),
-        style: Some(style.into()),
-        max_depth: Some(depth),
-        time_ms: Some(ms),
-        blunder: Some(blunder),
-        ..RawBot::default()
-    };
-    let both = ["caro", "tictactoe"];
-    BTreeMap::from([
-        (
-            "beginner".into(),
-            bot("Learning the game", &both, "full", 2, 200, 0.35),
-        ),
-        (
-            "casual".into(),
-            bot("A relaxed club player", &both, "full", 4, 400, 0.12),
-        ),
-        (
-            "strong".into(),
-            bot("Plays to win", &both, "full", 8, 1000, 0.0),
-        ),
-        (
-            "master".into(),
-            bot("Our strongest search", &both, "full", 64, 2000, 0.0),
-        ),
-        (
-            "classic".into(),
-            bot("The original engine", &["caro"], "classic", 4, 3000, 0.0),
-        ),
-    ])
+    let shipped: RawConfig =
+        toml::from_str(include_str!("../config.toml")).expect("the shipped config.toml parses");
+    shipped
+        .bots
+        .expect("the shipped config.toml has [bots.*] tables")
 }
 
 fn ms(key: &str, value: u64, min: u64) -> Result<Duration, ConfigError> {
@@ -907,9 +883,16 @@ mod tests {
     fn shipped_config_toml_is_valid_and_has_the_levels() {
         let text = include_str!("../config.toml");
         let c = Config::from_toml(text).unwrap();
-        for name in ["beginner", "casual", "strong", "master", "classic"] {
-            assert!(c.bots.contains_key(name), "{name}");
-        }
+        let names: Vec<&str> = c.bots.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            ["beginner", "casual", "classic", "club", "master", "strong"]
+        );
+        assert_eq!(
+            Config::default().bots.keys().collect::<Vec<_>>(),
+            c.bots.keys().collect::<Vec<_>>(),
+            "without [bots.*] tables the server ships the same levels"
+        );
         assert_eq!(c.max_frame_bytes, 4096);
         assert_eq!(c.grace, Duration::from_secs(60));
         assert_eq!(c.store_path, "data/caro-arena.db");
