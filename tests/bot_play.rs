@@ -37,6 +37,14 @@ fn winning_cells(board: &Board, p: Player) -> Vec<(u8, u8)> {
     out
 }
 
+/// The first cell of `order` that is still empty.
+fn first_free(board: &Board, order: &[(u8, u8)]) -> (u8, u8) {
+    *order
+        .iter()
+        .find(|(x, y)| board.get(*x as i64, *y as i64) == Cell::Empty)
+        .expect("a free cell in the order")
+}
+
 /// How a duel went: the result, and how many bot moves faced an immediate win of the bot's own
 /// (and took it) or a single winning cell of the human's (and blocked it).
 struct Duel {
@@ -115,12 +123,7 @@ async fn strong_bot_blocks_a_straight_line_and_never_loses_to_it() {
     let duel = duel(
         Rules::caro_default(),
         json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "strong"}}),
-        |b| {
-            *order
-                .iter()
-                .find(|(x, y)| b.get(*x as i64, *y as i64) == Cell::Empty)
-                .unwrap()
-        },
+        |b| first_free(b, &order),
     )
     .await;
     assert_ne!(duel.result, "x", "the human's straight line won");
@@ -136,12 +139,7 @@ async fn strong_bot_takes_an_immediate_win_against_a_passive_player() {
     let duel = duel(
         Rules::caro_default(),
         json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "strong"}}),
-        |b| {
-            *order
-                .iter()
-                .find(|(x, y)| b.get(*x as i64, *y as i64) == Cell::Empty)
-                .unwrap()
-        },
+        |b| first_free(b, &order),
     )
     .await;
     assert_eq!(
@@ -172,12 +170,7 @@ async fn strong_bot_never_loses_at_tictactoe() {
             winning_cells(b, Player::O)
                 .first()
                 .copied()
-                .unwrap_or_else(|| {
-                    *pref
-                        .iter()
-                        .find(|(x, y)| b.get(*x as i64, *y as i64) == Cell::Empty)
-                        .unwrap()
-                })
+                .unwrap_or_else(|| first_free(b, &pref))
         },
     )
     .await;
@@ -203,12 +196,7 @@ async fn strong_bot_blocks_and_wins_at_tictactoe() {
     let duel = duel(
         Rules::tictactoe(),
         json!({"type": "create_room", "game": "tictactoe", "x": "me", "o": {"bot": "strong"}}),
-        |b| {
-            *pref
-                .iter()
-                .find(|(x, y)| b.get(*x as i64, *y as i64) == Cell::Empty)
-                .unwrap()
-        },
+        |b| first_free(b, &pref),
     )
     .await;
     assert_eq!(duel.result, "o", "the bot wins a won position");
