@@ -595,6 +595,16 @@ async fn left_is_sent_only_once_the_resignation_is_recorded() {
 /// held comes back in the next process with its moves.
 #[tokio::test]
 async fn sigterm_closes_clients_with_1001_exits_0_and_keeps_the_game() {
+    a_signal_closes_clients_with_1001_exits_0_and_keeps_the_game("-TERM").await;
+}
+
+/// Ctrl-C at a terminal (SIGINT) shuts down the same way.
+#[tokio::test]
+async fn sigint_closes_clients_with_1001_exits_0_and_keeps_the_game() {
+    a_signal_closes_clients_with_1001_exits_0_and_keeps_the_game("-INT").await;
+}
+
+async fn a_signal_closes_clients_with_1001_exits_0_and_keeps_the_game(signal: &str) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("games.db");
     let (mut child, addr) = spawn_server(dir.path(), &db);
@@ -602,7 +612,7 @@ async fn sigterm_closes_clients_with_1001_exits_0_and_keeps_the_game() {
     play(&mut alice, &mut bob, &room, 0).await;
     play(&mut bob, &mut alice, &room, 1).await;
     let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
