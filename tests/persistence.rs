@@ -410,25 +410,28 @@ fn a_corrupt_or_unwritable_database_fails_at_start_with_a_clear_message() {
         .to_string();
     assert!(e.contains("plain"), "{e}");
 
-    // The binary says so and exits 1 instead of running without persistence.
-    let cfg = dir.path().join("bad.toml");
-    std::fs::write(
-        &cfg,
-        format!("[store]\npath = {:?}\n", junk.display().to_string()),
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_caro-arena"))
-        .arg("--config")
-        .arg(&cfg)
-        .args(["--bind", "127.0.0.1:0"])
-        .output()
+    // The binary says so and exits 1 instead of running without persistence, for both.
+    let unwritable = file.join("games.db");
+    for (path, why) in [(&junk, "not a database"), (&unwritable, "plain")] {
+        let cfg = dir.path().join("bad.toml");
+        std::fs::write(
+            &cfg,
+            format!("[store]\npath = {:?}\n", path.display().to_string()),
+        )
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("caro-arena: cannot open the game database") && err.contains("not a database"),
-        "{err}"
-    );
+        let out = Command::new(env!("CARGO_BIN_EXE_caro-arena"))
+            .arg("--config")
+            .arg(&cfg)
+            .args(["--bind", "127.0.0.1:0"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", path.display());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("caro-arena: cannot open the game database") && err.contains(why),
+            "{err}"
+        );
+    }
 }
 
 #[tokio::test]
