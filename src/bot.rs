@@ -15,6 +15,7 @@
 //!
 //! This module never touches rooms, clients or the protocol beyond sending events back.
 
+use indexmap::IndexMap;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -122,7 +123,7 @@ enum SeatEngine {
 
 /// Bot levels and the search scheduler.
 pub struct BotPool {
-    levels: BTreeMap<String, BotConfig>,
+    levels: IndexMap<String, BotConfig>,
     outside: BTreeMap<String, Arc<EnginePool>>,
     shutdown: CancellationToken,
     permits: Arc<Semaphore>,
@@ -139,7 +140,7 @@ pub struct BotPool {
 impl BotPool {
     /// A pool for the configured levels.
     pub fn new(
-        levels: BTreeMap<String, BotConfig>,
+        levels: IndexMap<String, BotConfig>,
         search: SearchConfig,
         metrics: Arc<Metrics>,
         tracker: TaskTracker,
@@ -176,7 +177,7 @@ impl BotPool {
     }
 
     /// The configured levels, by name.
-    pub fn levels(&self) -> &BTreeMap<String, BotConfig> {
+    pub fn levels(&self) -> &IndexMap<String, BotConfig> {
         &self.levels
     }
 

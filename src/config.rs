@@ -5,7 +5,7 @@
 //!
 //! Nothing here is read again after start-up.
 
-use std::collections::BTreeMap;
+use indexmap::IndexMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -62,7 +62,7 @@ pub struct RawConfig {
     /// `[store]`
     pub store: RawStore,
     /// `[bots.<name>]`
-    pub bots: Option<BTreeMap<String, RawBot>>,
+    pub bots: Option<IndexMap<String, RawBot>>,
 }
 
 /// `[store]`
@@ -432,7 +432,7 @@ pub struct Config {
     /// Bot searches: concurrency, progress throttle, minimum move time, priority.
     pub search: SearchConfig,
     /// Bot levels by name, in name order.
-    pub bots: BTreeMap<String, BotConfig>,
+    pub bots: IndexMap<String, BotConfig>,
     /// The game database: a SQLite file path, or `:memory:` (no persistence, for tests).
     pub store_path: String,
 }
@@ -466,7 +466,7 @@ impl Default for Config {
 /// The shipped levels: the `[bots.*]` tables of the repository's `config.toml`, compiled in, so
 /// that a config without any of them and the shipped file offer the same bots (measured in
 /// `docs/strength.md`).
-fn default_bots() -> BTreeMap<String, RawBot> {
+fn default_bots() -> IndexMap<String, RawBot> {
     let shipped: RawConfig =
         toml::from_str(include_str!("../config.toml")).expect("the shipped config.toml parses");
     shipped
@@ -801,7 +801,7 @@ impl RawConfig {
         if q.max_concurrent == 0 {
             return Err(invalid("search.max_concurrent", "must be at least 1"));
         }
-        let mut bots = BTreeMap::new();
+        let mut bots = IndexMap::new();
         for (name, b) in self.bots.unwrap_or_else(default_bots) {
             if name.is_empty()
                 || name.len() > 32
@@ -886,7 +886,8 @@ mod tests {
         let names: Vec<&str> = c.bots.keys().map(String::as_str).collect();
         assert_eq!(
             names,
-            ["beginner", "casual", "classic", "club", "master", "strong"]
+            ["beginner", "casual", "club", "strong", "master", "classic"],
+            "the file's order: weakest first"
         );
         assert_eq!(
             Config::default().bots.keys().collect::<Vec<_>>(),

@@ -265,12 +265,13 @@ async fn http_endpoints() {
     );
     let (_, body) = server.get("/api/bots").await;
     let bots: Value = serde_json::from_str(&body).unwrap();
+    // In the order of the config file's tables (quick, strong, classic), not by name.
     assert_eq!(
         bots,
         json!({"bots": [
-            {"name": "classic", "description": "Caro only", "games": ["caro"]},
             {"name": "quick", "description": "Fast test bot", "games": ["caro", "tictactoe"]},
             {"name": "strong", "description": "Full-strength test bot", "games": ["caro", "tictactoe"]},
+            {"name": "classic", "description": "Caro only", "games": ["caro"]},
         ]})
     );
     let (c, _) = server.hello("x").await;
