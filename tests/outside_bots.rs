@@ -373,13 +373,9 @@ async fn each_misbehaviour_loses_the_game_for_the_bot_with_its_reason() {
             "answered \"ERROR I do not play today\" to START 9"
         )
     );
-    let (_, metrics) = server.get("/metrics").await;
-    assert!(
-        metrics.contains("caro_outside_engine_forfeits_total 6\n"),
-        "{metrics}"
-    );
+    assert_eq!(server.metric("outside_engine_forfeits_total").await, 6);
     // Every misbehaving process was killed.
-    assert!(metrics.contains("caro_outside_engines 0\n"), "{metrics}");
+    assert_eq!(server.metric("outside_engines").await, 0);
     let stored = server.store.events();
     let forfeits = stored
         .iter()
@@ -441,12 +437,8 @@ async fn a_hung_engine_is_killed_and_never_holds_its_room() {
         pids[0]
     );
     assert_eq!(server.get("/healthz").await.0, "HTTP/1.1 200 OK");
-    let (_, metrics) = server.get("/metrics").await;
-    assert!(metrics.contains("caro_outside_engines 0\n"), "{metrics}");
-    assert!(
-        metrics.contains("caro_bot_searches_active 0\n"),
-        "{metrics}"
-    );
+    assert_eq!(server.metric("outside_engines").await, 0);
+    assert_eq!(server.metric("bot_searches_active").await, 0);
     a.send(json!({"type": "sync", "id": 2, "room_id": room, "since_seq": 0}))
         .await;
     assert_eq!(
@@ -586,12 +578,8 @@ async fn a_crashed_engine_is_restarted_for_the_next_game() {
     let pids = started(&record(&rec));
     assert_eq!(pids.len(), 2, "one restart");
     assert!(stopped(pids[0]).await);
-    let (_, metrics) = server.get("/metrics").await;
-    assert!(
-        metrics.contains("caro_outside_engine_starts_total 2\n"),
-        "{metrics}"
-    );
-    assert!(metrics.contains("caro_outside_engines 1\n"), "{metrics}");
+    assert_eq!(server.metric("outside_engine_starts_total").await, 2);
+    assert_eq!(server.metric("outside_engines").await, 1);
     server.stop().await;
     assert!(stopped(pids[1]).await, "ended at shutdown");
 }
@@ -624,11 +612,7 @@ async fn a_reused_engine_that_cannot_start_a_game_is_replaced_without_a_forfeit(
     for pid in &pids[..3] {
         assert!(stopped(*pid).await, "replaced engine {pid} still runs");
     }
-    let (_, metrics) = server.get("/metrics").await;
-    assert!(
-        metrics.contains("caro_outside_engine_forfeits_total 0\n"),
-        "{metrics}"
-    );
+    assert_eq!(server.metric("outside_engine_forfeits_total").await, 0);
     server.stop().await;
 }
 
@@ -710,10 +694,10 @@ async fn a_broken_command_rests_instead_of_spinning() {
     assert_eq!(faults[..2], ["crash", "crash"], "{faults:?}");
     assert!(faults.contains(&"unavailable".to_string()), "{faults:?}");
     let crashes = faults.iter().filter(|f| *f == "crash").count();
-    let (_, metrics) = server.get("/metrics").await;
-    assert!(
-        metrics.contains(&format!("caro_outside_engine_starts_total {crashes}\n")),
-        "only crashes started a process: {faults:?}\n{metrics}"
+    assert_eq!(
+        server.metric("outside_engine_starts_total").await,
+        crashes as u64,
+        "only crashes started a process: {faults:?}"
     );
     server.stop().await;
 }
@@ -930,10 +914,10 @@ rectangular = true
         over["reason"] == "line" || over["reason"] == "board_full",
         "{over}"
     );
-    let (_, metrics) = server.get("/metrics").await;
-    assert!(
-        metrics.contains("caro_outside_engine_starts_total 1\n"),
-        "one process played both games: {metrics}"
+    assert_eq!(
+        server.metric("outside_engine_starts_total").await,
+        1,
+        "one process played both games"
     );
     server.stop().await;
 }
