@@ -182,6 +182,19 @@ async fn bot_thinking_is_throttled_per_search() {
 }
 
 /// The most `caro_bot_searches_active` seen while three bot-against-bot games play.
+/// Opens `n` 9x9 games of `strong` against itself, watched by `c`.
+async fn open_bot_games(c: &mut Client, n: usize) {
+    for _ in 0..n {
+        c.send(json!({"type": "create_room", "game": "caro", "width": 9,
+            "x": {"bot": "strong"}, "o": {"bot": "strong"}}))
+            .await;
+        let joined = c
+            .recv_skip(&["bot_thinking", "move", "room_update", "game_over"])
+            .await;
+        assert_eq!(joined["type"], "room_joined", "{joined}");
+    }
+}
+
 async fn peak_searches(max_concurrent: usize) -> u64 {
     let server = start(config_with(
         "",
@@ -191,15 +204,7 @@ async fn peak_searches(max_concurrent: usize) -> u64 {
     ))
     .await;
     let (mut a, _) = server.hello("a").await;
-    for _ in 0..3 {
-        a.send(json!({"type": "create_room", "game": "caro", "width": 9,
-            "x": {"bot": "strong"}, "o": {"bot": "strong"}}))
-            .await;
-        let joined = a
-            .recv_skip(&["bot_thinking", "move", "room_update", "game_over"])
-            .await;
-        assert_eq!(joined["type"], "room_joined", "{joined}");
-    }
+    open_bot_games(&mut a, 3).await;
     let mut peak = 0;
     for _ in 0..100 {
         let active = server.metric("bot_searches_active").await;
@@ -232,15 +237,7 @@ min_move_ms = 0",
     ))
     .await;
     let (mut a, _) = server.hello("a").await;
-    for _ in 0..3 {
-        a.send(json!({"type": "create_room", "game": "caro", "width": 9,
-            "x": {"bot": "strong"}, "o": {"bot": "strong"}}))
-            .await;
-        let joined = a
-            .recv_skip(&["bot_thinking", "move", "room_update", "game_over"])
-            .await;
-        assert_eq!(joined["type"], "room_joined", "{joined}");
-    }
+    open_bot_games(&mut a, 3).await;
     // A human against a bot plays on while the three bot games keep their one slot busy.
     let (mut h, _) = server.hello("h").await;
     let (_, room) = create(
