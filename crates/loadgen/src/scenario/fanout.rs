@@ -184,30 +184,21 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
 
     let start = Instant::now();
     let cpu_before = target.pid.and_then(crate::sys::cpu_secs);
-    let px = tokio::spawn(player(
-        x,
-        room.clone(),
-        1,
-        script.clone(),
-        moves,
-        opts.interval,
-        start,
-        times.clone(),
-        give_up,
-    ));
-    let po = tokio::spawn(player(
-        o,
-        room.clone(),
-        2,
-        script.clone(),
-        moves,
-        opts.interval,
-        start,
-        times.clone(),
-        give_up,
-    ));
+    let players = [(x, 1), (o, 2)].map(|(client, seat)| {
+        tokio::spawn(player(
+            client,
+            room.clone(),
+            seat,
+            script.clone(),
+            moves,
+            opts.interval,
+            start,
+            times.clone(),
+            give_up,
+        ))
+    });
     let mut ack = Latency::default();
-    for p in [px, po] {
+    for p in players {
         ack.merge(&p.await.context("player task")??);
     }
     let mut latency = Latency::default();
