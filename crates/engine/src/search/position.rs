@@ -674,12 +674,7 @@ mod tests {
                     pos.undo();
                 }
             } else {
-                let empty: Vec<usize> = pos
-                    .board_cells()
-                    .iter()
-                    .map(|&c| c as usize)
-                    .filter(|&c| pos.is_empty(c))
-                    .collect();
+                let empty = empty_cells(&pos);
                 if empty.is_empty() {
                     continue;
                 }
@@ -693,18 +688,22 @@ mod tests {
         Ok(())
     }
 
+    /// The empty cells of the board, in index order.
+    fn empty_cells(pos: &Position) -> Vec<usize> {
+        pos.board_cells()
+            .iter()
+            .map(|&c| c as usize)
+            .filter(|&c| pos.is_empty(c))
+            .collect()
+    }
+
     /// The move-free tests agree with playing the move: `class_if` with the class after the
     /// move, `removes_all` and `makes_class_near` with the class counts after it.
     fn check_trials(pos: &mut Position) -> Result<(), TestCaseError> {
         if pos.is_full() {
             return Ok(());
         }
-        let empty: Vec<usize> = pos
-            .board_cells()
-            .iter()
-            .map(|&c| c as usize)
-            .filter(|&c| pos.is_empty(c))
-            .collect();
+        let empty = empty_cells(pos);
         let me = pos.side();
         // A few moves spread over the board.
         for &c in empty.iter().step_by(empty.len() / 3 + 1) {
