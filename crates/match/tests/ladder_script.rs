@@ -245,20 +245,17 @@ fn a_whole_ladder_with_the_fake_engine() {
     }
     let bin = Path::new(CARO_MATCH).parent().unwrap();
     let out = d.join("out");
-    let stdout = success(&ladder(&[
-        "--config",
-        config.to_str().unwrap(),
-        "--bin",
-        bin.to_str().unwrap(),
-        "--pbrain",
-        wrapper.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--games",
-        "2",
-        "--turn-ms",
-        "1000",
-    ]));
+    // The script on this config and these binaries, with the engine and output given.
+    let run = |pbrain: &Path, out: &Path, more: &[&str]| {
+        let mut args = vec!["--config", config.to_str().unwrap()];
+        args.extend(["--bin", bin.to_str().unwrap()]);
+        args.extend(["--pbrain", pbrain.to_str().unwrap()]);
+        args.extend(["--out", out.to_str().unwrap()]);
+        args.extend(more);
+        ladder(&args)
+    };
+    let two_games = ["--games", "2", "--turn-ms", "1000"];
+    let stdout = success(&run(&wrapper, &out, &two_games));
     assert!(
         stdout.contains("[5/5] strong vs classic: 2 games"),
         "{stdout}"
@@ -290,16 +287,7 @@ fn a_whole_ladder_with_the_fake_engine() {
 
     // An engine that refuses the level flags (fake-pbrain itself, or a pbrain-caro older than
     // the flags) stops the script before any match, with the reason.
-    let refused = ladder(&[
-        "--config",
-        config.to_str().unwrap(),
-        "--bin",
-        bin.to_str().unwrap(),
-        "--pbrain",
-        FAKE,
-        "--out",
-        d.join("refused").to_str().unwrap(),
-    ]);
+    let refused = run(Path::new(FAKE), &d.join("refused"), &[]);
     assert!(!refused.status.success());
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(
@@ -309,21 +297,11 @@ fn a_whole_ladder_with_the_fake_engine() {
     assert!(!d.join("refused").exists());
 
     // --resume plays nothing again and gives the same table.
-    let again = success(&ladder(&[
-        "--config",
-        config.to_str().unwrap(),
-        "--bin",
-        bin.to_str().unwrap(),
-        "--pbrain",
-        wrapper.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--games",
-        "2",
-        "--turn-ms",
-        "1000",
-        "--resume",
-    ]));
+    let again = success(&run(
+        &wrapper,
+        &out,
+        &[&two_games[..], &["--resume"]].concat(),
+    ));
     assert_eq!(again.matches("done already").count(), 5, "{again}");
 }
 
