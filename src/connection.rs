@@ -19,7 +19,7 @@ use std::time::Duration;
 use futures::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
@@ -32,6 +32,7 @@ use crate::protocol::{
     encode, encode_error, parse, ClientMsg, ErrorCode, ProtoError, ServerMsg, PROTOCOL_VERSION,
 };
 use crate::room::{self, RoomCmd, Who};
+use crate::signal::Signal;
 use crate::store::StoreEvent;
 use crate::Server;
 
@@ -48,7 +49,11 @@ pub const CLOSE_TOO_SLOW: u16 = 1013;
 /// Close code: the session was resumed on another connection.
 pub const CLOSE_TAKEN_OVER: u16 = 4000;
 
-type Kick = Option<(u16, &'static str)>;
+/// A close request: the code and reason of the close frame. Its reader waits in slot
+/// [`READER`], its writer in [`WRITER`].
+type Kick = Signal<(u16, &'static str), 2>;
+const READER: usize = 0;
+const WRITER: usize = 1;
 
 /// A cheap, cloneable way to send to one connection without ever waiting.
 #[derive(Clone)]
@@ -56,30 +61,25 @@ pub struct ClientHandle {
     /// Unique per connection.
     pub conn_id: u64,
     tx: mpsc::Sender<Utf8Bytes>,
-    kick: Arc<watch::Sender<Kick>>,
+    kick: Arc<Kick>,
     metrics: Arc<Metrics>,
 }
 
 impl ClientHandle {
-    /// A handle and the two ends its connection drains (the queue and the close request).
+    /// A handle and the queue its connection drains.
     pub fn new(
         conn_id: u64,
         queue: usize,
         metrics: Arc<Metrics>,
-    ) -> (
-        ClientHandle,
-        mpsc::Receiver<Utf8Bytes>,
-        watch::Receiver<Kick>,
-    ) {
+    ) -> (ClientHandle, mpsc::Receiver<Utf8Bytes>) {
         let (tx, rx) = mpsc::channel(queue);
-        let (kick, kick_rx) = watch::channel(None);
         let handle = ClientHandle {
             conn_id,
             tx,
-            kick: Arc::new(kick),
+            kick: Arc::default(),
             metrics,
         };
-        (handle, rx, kick_rx)
+        (handle, rx)
     }
 
     /// Queues a message. Returns false if the connection is gone or was just closed for being
@@ -102,19 +102,17 @@ impl ClientHandle {
 
     /// Asks the connection to close with `code`; the first request wins. True if this was it.
     pub fn close(&self, code: u16, reason: &'static str) -> bool {
-        self.kick.send_if_modified(|k| {
-            if k.is_none() {
-                *k = Some((code, reason));
-                true
-            } else {
-                false
-            }
-        })
+        self.kick.raise((code, reason))
     }
 
     /// Whether a close was requested.
     pub fn is_closing(&self) -> bool {
-        self.kick.borrow().is_some()
+        self.kick.get().is_some()
+    }
+
+    /// The close requested first (code and reason), if any.
+    pub fn close_request(&self) -> Option<(u16, &'static str)> {
+        self.kick.get().copied()
     }
 }
 
@@ -170,11 +168,17 @@ where
     let conn_id = server.next_id();
     server.metrics.connections.fetch_add(1, Relaxed);
     server.metrics.connections_total.fetch_add(1, Relaxed);
-    let (client, rx, kick_rx) = ClientHandle::new(conn_id, cfg.send_queue, server.metrics.clone());
+    let (client, rx) = ClientHandle::new(conn_id, cfg.send_queue, server.metrics.clone());
+    // Registered for the shutdown, which closes every registered connection; one that registers
+    // after that pass sees the token cancelled here.
+    server.connections.insert(conn_id, client.clone());
+    if server.shutdown.is_cancelled() {
+        client.close(CLOSE_GOING_AWAY, "server shutting down");
+    }
     let (sink, mut stream) = ws.split();
     let writer = server
         .tracker
-        .spawn(write_loop(sink, rx, kick_rx.clone(), cfg.heartbeat));
+        .spawn(write_loop(sink, rx, client.kick.clone(), cfg.heartbeat));
     let mut conn = Conn {
         bucket: Bucket {
             tokens: cfg.rate_burst as f64,
@@ -189,15 +193,16 @@ where
         strikes: 0,
     };
     tracing::debug!(conn = conn_id, "connection open");
-    conn.read_loop(&mut stream, kick_rx).await;
+    conn.read_loop(&mut stream).await;
     conn.cleanup().await;
+    server.connections.remove(&conn_id);
     let _ = writer.await;
     tracing::debug!(conn = conn_id, "connection closed");
     server.metrics.connections.fetch_sub(1, Relaxed);
 }
 
 impl Conn {
-    async fn read_loop<St>(&mut self, stream: &mut St, mut kick_rx: watch::Receiver<Kick>)
+    async fn read_loop<St>(&mut self, stream: &mut St)
     where
         St: futures::Stream<Item = Result<Message, WsError>> + Unpin,
     {
@@ -205,24 +210,20 @@ impl Conn {
         // every connection's task cost about 1 KiB per connection.
         let server = self.server.clone();
         let cfg = &server.config;
-        let shutdown = server.shutdown.clone();
+        let kick = self.client.kick.clone();
         let hello_by = Instant::now() + cfg.handshake_timeout;
         let mut last_seen = Instant::now();
-        // Made once, not once per frame: each registers under a lock (a Notify's waiter list,
-        // the timer wheel) when first polled and unregisters when dropped, which showed in the
-        // rooms profile (docs/performance.md). The timer is not moved at every frame either:
-        // when it fires, the real deadline is worked out from the last frame seen.
-        let cancelled = shutdown.cancelled();
-        let kicked = kick_rx.changed();
+        // Made once, not once per frame: a timer registers in the timer wheel under a lock when
+        // first polled and unregisters when dropped, which showed in the rooms profile
+        // (docs/performance.md). Nor is it moved at every frame: when it fires, the real
+        // deadline is worked out from the last frame seen. A close request (the shutdown's
+        // included) comes through the lock-free `kick`.
+        let kicked = kick.raised(READER);
         let timer = tokio::time::sleep_until(hello_by.min(last_seen + cfg.idle_timeout));
-        tokio::pin!(cancelled, kicked, timer);
+        tokio::pin!(kicked, timer);
         loop {
             tokio::select! {
                 biased;
-                _ = &mut cancelled => {
-                    self.client.close(CLOSE_GOING_AWAY, "server shutting down");
-                    return;
-                }
                 _ = &mut kicked => return,
                 _ = &mut timer => {
                     let idle_by = last_seen + cfg.idle_timeout;
@@ -577,16 +578,15 @@ const BATCH: usize = 63;
 async fn write_loop<Si>(
     mut sink: Si,
     mut rx: mpsc::Receiver<Utf8Bytes>,
-    mut kick_rx: watch::Receiver<Kick>,
+    kick: Arc<Kick>,
     heartbeat: Duration,
 ) where
     Si: futures::Sink<Message, Error = WsError> + Unpin,
 {
     let mut ping = tokio::time::interval_at(Instant::now() + heartbeat, heartbeat);
-    // One close-request future for the whole loop (see `read_loop`), dropped before the close
-    // request is read below.
+    // One close-request future for the whole loop (see `read_loop`).
     {
-        let kicked = kick_rx.changed();
+        let kicked = kick.raised(WRITER);
         tokio::pin!(kicked);
         loop {
             let msg = tokio::select! {
@@ -618,8 +618,7 @@ async fn write_loop<Si>(
             }
         }
     }
-    let kick = *kick_rx.borrow();
-    if let Some((code, reason)) = kick {
+    if let Some(&(code, reason)) = kick.get() {
         // What was queued before the close (the errors that explain it, the last events before
         // a shutdown) still goes out, briefly; a client too slow to read gets nothing more.
         if code != CLOSE_TOO_SLOW {

@@ -21,12 +21,14 @@ pub mod metrics;
 pub mod outside;
 pub mod protocol;
 pub mod room;
+pub mod signal;
 pub mod store;
 
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
+use dashmap::DashMap;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -34,6 +36,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::bot::BotPool;
 use crate::config::Config;
+use crate::connection::{ClientHandle, CLOSE_GOING_AWAY};
 use crate::lobby::Lobby;
 use crate::metrics::Metrics;
 use crate::store::Store;
@@ -56,6 +59,8 @@ pub struct Server {
     pub tracker: TaskTracker,
     /// Bounds simultaneous connections.
     pub connection_permits: Arc<Semaphore>,
+    /// Every open WebSocket connection, by id: the shutdown closes them.
+    pub connections: DashMap<u64, ClientHandle>,
     next_id: AtomicU64,
 }
 
@@ -74,6 +79,7 @@ impl Server {
         );
         Arc::new(Server {
             connection_permits: Arc::new(Semaphore::new(config.max_connections)),
+            connections: DashMap::new(),
             config,
             lobby: Lobby::default(),
             bots,
@@ -150,6 +156,11 @@ pub async fn run_with_store(
     tracing::info!("shutting down");
     drop(listener);
     server.shutdown.cancel();
+    // Connections and rooms wait on signals of their own, not on the token (see `signal`).
+    for c in server.connections.iter() {
+        c.close(CLOSE_GOING_AWAY, "server shutting down");
+    }
+    server.lobby.stop_rooms();
     server.tracker.close();
     if tokio::time::timeout(server.config.shutdown_timeout, server.tracker.wait())
         .await

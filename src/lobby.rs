@@ -109,6 +109,12 @@ impl Lobby {
             lock(&self.closed).push(id);
         }
     }
+    /// Asks every room task to stop (server shutdown).
+    pub fn stop_rooms(&self) {
+        for e in self.rooms.iter() {
+            e.handle.stop();
+        }
+    }
     /// Open rooms.
     pub fn room_count(&self) -> usize {
         self.rooms.len()

@@ -22,7 +22,7 @@ struct Fake {
 
 impl Fake {
     fn new(server: &Arc<Server>, name: &str) -> Fake {
-        let (client, rx, _kick) = ClientHandle::new(server.next_id(), 64, server.metrics.clone());
+        let (client, rx) = ClientHandle::new(server.next_id(), 64, server.metrics.clone());
         Fake {
             who: Who {
                 player_id: format!("id-{name}").into(),

@@ -128,12 +128,12 @@ async fn a_spectator_that_never_reads_does_not_delay_the_others() {
 async fn a_full_queue_closes_the_connection_with_1013() {
     // The mechanism rooms rely on: `send` never waits; the first overflow asks for a close.
     let metrics = Arc::new(Metrics::default());
-    let (client, mut rx, kick) = ClientHandle::new(1, 2, metrics.clone());
+    let (client, mut rx) = ClientHandle::new(1, 2, metrics.clone());
     assert!(client.send("a".into()));
     assert!(client.send("b".into()));
     assert!(!client.send("c".into()));
     assert_eq!(
-        *kick.borrow(),
+        client.close_request(),
         Some((1013, "too slow: messages were not read"))
     );
     assert!(!client.send("d".into()));

@@ -254,12 +254,12 @@ impl Room {
         self.send_joined(client, seat, re);
     }
 
-    pub(super) async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>) {
+    pub(super) async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>, stop: Arc<super::Stop>) {
         let mut bot_rx = self.bot_rx.take().expect("run once");
-        let shutdown = self.server.shutdown.clone();
-        // One shutdown future for the room's life, not one per command (see connection.rs).
-        let cancelled = shutdown.cancelled();
-        tokio::pin!(cancelled);
+        // One stop future for the room's life, not one per command (see connection.rs), on a
+        // lock-free signal rather than the shutdown token (see `signal`).
+        let stopped = stop.raised(0);
+        tokio::pin!(stopped);
         // A restored room may have recorded a result already (a lost bot level, a win the crash
         // left unrecorded): it is on disk before anyone can join and see it.
         self.settle().await;
@@ -268,7 +268,7 @@ impl Room {
             let deadline = self.next_deadline();
             tokio::select! {
                 biased;
-                _ = &mut cancelled => break,
+                _ = &mut stopped => break,
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.handle(cmd),
                     None => break,

@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::connection::ClientHandle;
 use crate::lobby::RoomEntry;
 use crate::protocol::{ErrorCode, JoinAs, ProtoError, Seat, SeatSpec};
+use crate::signal::Signal;
 use crate::Server;
 
 /// Who sends a command: the identity and the connection to answer.
@@ -122,13 +123,23 @@ pub struct RoomHandle {
     /// Room id.
     pub id: Arc<str>,
     tx: mpsc::Sender<RoomCmd>,
+    /// The shutdown's request to stop (a bounded command queue could be full).
+    stop: Arc<Stop>,
 }
+
+/// A room's stop request; its task waits in slot 0.
+pub(crate) type Stop = Signal<(), 1>;
 
 fn gone() -> ProtoError {
     ProtoError::new(ErrorCode::NoSuchRoom, "the room has closed")
 }
 
 impl RoomHandle {
+    /// Asks the room task to stop (server shutdown).
+    pub fn stop(&self) {
+        self.stop.raise(());
+    }
+
     /// Sends a command; fails when the room has closed.
     pub async fn send(&self, cmd: RoomCmd) -> Result<(), ProtoError> {
         self.tx.send(cmd).await.map_err(|_| gone())
@@ -255,7 +266,12 @@ pub fn create(
     }
     let id: Arc<str> = uuid::Uuid::new_v4().simple().to_string()[..10].into();
     let (tx, rx) = mpsc::channel(256);
-    let handle = RoomHandle { id: id.clone(), tx };
+    let stop = Arc::new(Stop::default());
+    let handle = RoomHandle {
+        id: id.clone(),
+        tx,
+        stop: stop.clone(),
+    };
     let seat = params
         .seats
         .iter()
@@ -267,8 +283,13 @@ pub fn create(
     // room_joined arrives must not send a friend to a room that is not in the lobby yet
     // (the rooms load test did exactly that and got no_such_room).
     server.lobby.insert_room(RoomEntry { handle, summary });
+    // The shutdown stops the rooms it finds in the lobby; one registered after that pass sees
+    // the token cancelled here.
+    if server.shutdown.is_cancelled() {
+        stop.raise(());
+    }
     actor.greet(&client, seat, re.as_ref());
-    server.tracker.spawn(actor.run(rx));
+    server.tracker.spawn(actor.run(rx, stop));
     tracing::info!(room = %id, "room created");
     Ok((id, seat))
 }
@@ -290,14 +311,16 @@ pub fn restore(
         )?,
     };
     let (tx, rx) = mpsc::channel(256);
+    let stop = Arc::new(Stop::default());
     let (actor, summary) = actor::Room::restore(server.clone(), record, rules);
     let handle = RoomHandle {
         id: g.id.as_str().into(),
         tx,
+        stop: stop.clone(),
     };
     let id = handle.id.clone();
     server.lobby.insert_room(RoomEntry { handle, summary });
-    server.tracker.spawn(actor.run(rx));
+    server.tracker.spawn(actor.run(rx, stop));
     tracing::info!(room = %id, moves = record.moves.len(), "room restored");
     Ok(id)
 }
