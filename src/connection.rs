@@ -11,7 +11,7 @@
 //! 1013 too slow (queue overflow), 4000 session taken over by a newer connection with the same
 //! token.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,7 +31,7 @@ use crate::metrics::Metrics;
 use crate::protocol::{
     encode, encode_error, parse, ClientMsg, ErrorCode, ProtoError, ServerMsg, PROTOCOL_VERSION,
 };
-use crate::room::{self, RoomCmd, Who};
+use crate::room::{self, RoomCmd, RoomHandle, Who};
 use crate::signal::Signal;
 use crate::store::StoreEvent;
 use crate::Server;
@@ -152,8 +152,9 @@ struct Conn {
     server: Arc<Server>,
     client: ClientHandle,
     session: Option<Arc<Session>>,
-    /// Rooms this connection is in (as player or spectator).
-    rooms: HashSet<Arc<str>>,
+    /// Rooms this connection is in (as player or spectator), with their handles: a move goes
+    /// straight to its room, without a lookup in the lobby's map.
+    rooms: HashMap<Arc<str>, RoomHandle>,
     bucket: Bucket,
     /// Messages refused in a row by the rate limit.
     strikes: u32,
@@ -189,7 +190,7 @@ where
         server: server.clone(),
         client,
         session: None,
-        rooms: HashSet::new(),
+        rooms: HashMap::new(),
         strikes: 0,
     };
     tracing::debug!(conn = conn_id, "connection open");
@@ -353,6 +354,15 @@ impl Conn {
             .ok_or_else(|| ProtoError::new(ErrorCode::NoSuchRoom, format!("no room {room_id:?}")))
     }
 
+    /// Sends `cmd` to a room: one this connection is in through its own handle, any other
+    /// through the lobby (the room answers a non-member's move with an error).
+    async fn send_to_room(&self, room_id: &str, cmd: RoomCmd) -> Result<(), ProtoError> {
+        match self.rooms.get(room_id) {
+            Some(handle) => handle.send(cmd).await,
+            None => self.room(room_id)?.handle.send(cmd).await,
+        }
+    }
+
     async fn dispatch(&mut self, msg: ClientMsg, re: Option<&Value>) -> Result<(), ProtoError> {
         let (session, msg) = match (&self.session, msg) {
             (None, ClientMsg::Hello { name, token }) => return self.hello(name, token, re).await,
@@ -407,7 +417,9 @@ impl Conn {
                 if seat.is_some() {
                     session.add_seat(id.clone());
                 }
-                self.rooms.insert(id);
+                if let Some(entry) = self.server.lobby.room(&id) {
+                    self.rooms.insert(id, entry.handle);
+                }
             }
             ClientMsg::JoinRoom { room_id, as_ } => {
                 let entry = self.room(&room_id)?;
@@ -418,7 +430,7 @@ impl Conn {
                 if seat.is_some() {
                     session.add_seat(entry.handle.id.clone());
                 }
-                self.rooms.insert(entry.handle.id);
+                self.rooms.insert(entry.handle.id.clone(), entry.handle);
             }
             ClientMsg::LeaveRoom { room_id } => {
                 let entry = self.room(&room_id)?;
@@ -428,39 +440,21 @@ impl Conn {
                 reply(ServerMsg::Left { room_id });
             }
             ClientMsg::Move { room_id, x, y } => {
-                let entry = self.room(&room_id)?;
                 let who = self.who(&session);
-                entry
-                    .handle
-                    .send(RoomCmd::Move {
-                        who,
-                        x,
-                        y,
-                        re: re.cloned(),
-                    })
+                let re = re.cloned();
+                self.send_to_room(&room_id, RoomCmd::Move { who, x, y, re })
                     .await?;
             }
             ClientMsg::Resign { room_id } => {
-                let entry = self.room(&room_id)?;
                 let who = self.who(&session);
-                entry
-                    .handle
-                    .send(RoomCmd::Resign {
-                        who,
-                        re: re.cloned(),
-                    })
+                let re = re.cloned();
+                self.send_to_room(&room_id, RoomCmd::Resign { who, re })
                     .await?;
             }
             ClientMsg::Sync { room_id, since_seq } => {
-                let entry = self.room(&room_id)?;
                 let who = self.who(&session);
-                entry
-                    .handle
-                    .send(RoomCmd::Sync {
-                        who,
-                        since_seq,
-                        re: re.cloned(),
-                    })
+                let re = re.cloned();
+                self.send_to_room(&room_id, RoomCmd::Sync { who, since_seq, re })
                     .await?;
             }
         }
@@ -542,7 +536,9 @@ impl Conn {
                     None => false,
                 };
                 if back {
-                    self.rooms.insert(room_id);
+                    if let Some(entry) = lobby.room(&room_id) {
+                        self.rooms.insert(room_id, entry.handle);
+                    }
                 } else {
                     session.remove_seat(&room_id);
                 }
@@ -555,16 +551,13 @@ impl Conn {
         self.server.lobby.unwatch(self.client.conn_id);
         if let Some(session) = &self.session {
             session.detach(self.client.conn_id);
-            for room_id in self.rooms.drain() {
-                if let Some(entry) = self.server.lobby.room(&room_id) {
-                    let _ = entry
-                        .handle
-                        .send(RoomCmd::Disconnected {
-                            player_id: session.player_id.clone(),
-                            conn_id: self.client.conn_id,
-                        })
-                        .await;
-                }
+            for (_, handle) in self.rooms.drain() {
+                let _ = handle
+                    .send(RoomCmd::Disconnected {
+                        player_id: session.player_id.clone(),
+                        conn_id: self.client.conn_id,
+                    })
+                    .await;
             }
         }
         self.client.close(CLOSE_NORMAL, "");

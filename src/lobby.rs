@@ -85,7 +85,8 @@ impl Session {
 /// Rooms and sessions.
 #[derive(Default)]
 pub struct Lobby {
-    rooms: DashMap<Arc<str>, RoomEntry>,
+    /// Hashed with ahash, not SipHash (a lookup per room command; ids are server-made).
+    rooms: DashMap<Arc<str>, RoomEntry, ahash::RandomState>,
     /// By token hash.
     sessions: DashMap<String, Arc<Session>>,
     /// Connections that asked for `lobby_update`s, by connection id.

@@ -61,7 +61,8 @@ pub(super) struct Room {
     id: Arc<str>,
     board: Board,
     seats: [Occupant; 2],
-    members: HashMap<Arc<str>, Member>,
+    /// ahash, not SipHash: looked up on every move (docs/performance.md).
+    members: HashMap<Arc<str>, Member, ahash::RandomState>,
     seq: u64,
     history: VecDeque<(u64, Utf8Bytes)>,
     started: bool,
@@ -120,7 +121,7 @@ impl Room {
             server,
             id,
             seats,
-            members: HashMap::new(),
+            members: HashMap::default(),
             seq: 0,
             history: VecDeque::new(),
             started: false,
