@@ -604,10 +604,12 @@ async fn write_loop<Si>(
                 sink.flush().await
             };
             // A client that stops reading blocks this send; a close request still gets through.
+            // The batch is polled first: it usually completes at once, and the close request
+            // is then not looked at twice per frame.
             tokio::select! {
                 biased;
-                _ = &mut kicked => break,
                 r = batch => if r.is_err() { return },
+                _ = &mut kicked => break,
             }
         }
     }

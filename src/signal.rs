@@ -8,9 +8,10 @@
 //! value in a `OnceLock` and one `AtomicWaker` per waiting task: a poll is an atomic load and,
 //! when the waker changed, a compare-and-swap (docs/performance.md, fix 9).
 
-use std::future::{poll_fn, Future};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::OnceLock;
-use std::task::Poll;
+use std::task::{Context, Poll, Waker};
 
 use futures::task::AtomicWaker;
 
@@ -48,19 +49,48 @@ impl<T, const N: usize> Signal<T, N> {
 
     /// Completes when the signal is raised. `slot` (below `N`) is the waiting task's own: two
     /// tasks waiting through one slot would each take the other's wake-up.
-    pub fn raised(&self, slot: usize) -> impl Future<Output = &T> + '_ {
-        poll_fn(move |cx| {
-            if let Some(v) = self.value.get() {
-                return Poll::Ready(v);
-            }
-            self.wakers[slot].register(cx.waker());
-            // Raised between the check and the registration: `raise` may have woken the old
-            // waker, so look again.
-            match self.value.get() {
-                Some(v) => Poll::Ready(v),
-                None => Poll::Pending,
-            }
-        })
+    pub fn raised(&self, slot: usize) -> Raised<'_, T, N> {
+        Raised {
+            signal: self,
+            slot,
+            registered: None,
+        }
+    }
+}
+
+/// The future of [`Signal::raised`].
+pub struct Raised<'a, T, const N: usize> {
+    signal: &'a Signal<T, N>,
+    slot: usize,
+    /// The waker last registered in the slot. Only `raise` takes it out again, and sets the
+    /// value first, so while the value is unset and the task's waker is the same one, the slot
+    /// already holds it: the poll is then one load and one comparison.
+    registered: Option<Waker>,
+}
+
+impl<'a, T, const N: usize> Future for Raised<'a, T, N> {
+    type Output = &'a T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<&'a T> {
+        let signal = self.signal;
+        if let Some(v) = signal.value.get() {
+            return Poll::Ready(v);
+        }
+        if self
+            .registered
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()))
+        {
+            return Poll::Pending;
+        }
+        signal.wakers[self.slot].register(cx.waker());
+        self.registered = Some(cx.waker().clone());
+        // Raised between the check and the registration: `raise` may have woken the old
+        // waker, so look again.
+        match signal.value.get() {
+            Some(v) => Poll::Ready(v),
+            None => Poll::Pending,
+        }
     }
 }
 

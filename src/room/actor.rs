@@ -495,9 +495,11 @@ impl Room {
     /// Sends `bytes` to every member, `ack`'s member getting its own copy, the seated players
     /// first: the player who moves next must not wait behind a crowd of spectators (fanout
     /// scenario, docs/performance.md). Members whose queue is full are dropped.
-    fn fan_out(&mut self, bytes: &Utf8Bytes, ack: Option<(&str, &Utf8Bytes)>) {
-        let copy = |pid: &str| match ack {
-            Some((acked, with_re)) if pid == acked => with_re.clone(),
+    /// Members are told apart by their key's pointer, not its text: `ack`'s key is the member
+    /// map's own `Arc` (see `record_acked`), and this loop runs once per spectator.
+    fn fan_out(&mut self, bytes: &Utf8Bytes, ack: Option<(&Arc<str>, &Utf8Bytes)>) {
+        let copy = |pid: &Arc<str>| match ack {
+            Some((acked, with_re)) if Arc::ptr_eq(pid, acked) => with_re.clone(),
             _ => bytes.clone(),
         };
         let mut dropped = Vec::new();
@@ -515,7 +517,7 @@ impl Room {
             }
         }
         for (pid, m) in &self.members {
-            if seated.contains(&Some(pid)) {
+            if seated.iter().flatten().any(|s| Arc::ptr_eq(s, pid)) {
                 continue;
             }
             if !m.client.send(copy(pid)) {
