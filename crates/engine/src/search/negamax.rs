@@ -626,6 +626,7 @@ impl Run<'_> {
             {
                 break;
             }
+            self.s.tt.prefetch(self.pos.hash_after(m as usize));
             self.pos.play(m as usize);
             let new_depth = depth - 1;
             let mut score;
