@@ -412,14 +412,12 @@ impl Conn {
                     &x,
                     &o,
                 )?;
-                let (id, seat) =
+                let (handle, seat) =
                     room::create(&self.server, self.who(&session), params, re.cloned())?;
                 if seat.is_some() {
-                    session.add_seat(id.clone());
+                    session.add_seat(handle.id.clone());
                 }
-                if let Some(entry) = self.server.lobby.room(&id) {
-                    self.rooms.insert(id, entry.handle);
-                }
+                self.rooms.insert(handle.id.clone(), handle);
             }
             ClientMsg::JoinRoom { room_id, as_ } => {
                 let entry = self.room(&room_id)?;
@@ -532,15 +530,16 @@ impl Conn {
         if resumed {
             for room_id in session.seats() {
                 let back = match lobby.room(&room_id) {
-                    Some(entry) => entry.handle.reconnect(self.who(&session)).await,
-                    None => false,
-                };
-                if back {
-                    if let Some(entry) = lobby.room(&room_id) {
-                        self.rooms.insert(room_id, entry.handle);
+                    Some(entry) if entry.handle.reconnect(self.who(&session)).await => {
+                        Some(entry.handle)
                     }
-                } else {
-                    session.remove_seat(&room_id);
+                    _ => None,
+                };
+                match back {
+                    Some(handle) => {
+                        self.rooms.insert(room_id, handle);
+                    }
+                    None => session.remove_seat(&room_id),
                 }
             }
         }

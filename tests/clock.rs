@@ -62,8 +62,7 @@ async fn game(server: &Arc<Server>) -> (Fake, Fake, room::RoomHandle) {
         &SeatSpec::Word("open".into()),
     )
     .unwrap();
-    let (id, _) = room::create(server, x.who.clone(), params, None).unwrap();
-    let handle = server.lobby.room(&id).unwrap().handle;
+    let (handle, _) = room::create(server, x.who.clone(), params, None).unwrap();
     handle.join(o.who.clone(), None, None).await.unwrap();
     play(&handle, &x, 7, 7).await;
     x.drain().await;

@@ -127,6 +127,14 @@ pub struct RoomHandle {
     stop: Arc<Stop>,
 }
 
+impl std::fmt::Debug for RoomHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RoomHandle")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A room's stop request; its task waits in slot 0.
 pub(crate) type Stop = Signal<(), 1>;
 
@@ -135,6 +143,13 @@ fn gone() -> ProtoError {
 }
 
 impl RoomHandle {
+    /// A handle for room `id` and the command queue its task drains.
+    fn new(id: Arc<str>) -> (RoomHandle, mpsc::Receiver<RoomCmd>) {
+        let (tx, rx) = mpsc::channel(256);
+        let stop = Arc::new(Stop::default());
+        (RoomHandle { id, tx, stop }, rx)
+    }
+
     /// Asks the room task to stop (server shutdown).
     pub fn stop(&self) {
         self.stop.raise(());
@@ -245,13 +260,13 @@ pub fn check_params(
 }
 
 /// Creates a room with `creator` in it and registers it; the room sends `room_joined` itself.
-/// Returns the room id and the creator's seat.
+/// Returns the room's handle and the creator's seat.
 pub fn create(
     server: &Arc<Server>,
     creator: Who,
     params: RoomParams,
     re: Option<Value>,
-) -> Result<(Arc<str>, Joined), ProtoError> {
+) -> Result<(RoomHandle, Joined), ProtoError> {
     if server.shutdown.is_cancelled() {
         return Err(ProtoError::new(
             ErrorCode::ShuttingDown,
@@ -265,13 +280,7 @@ pub fn create(
         ));
     }
     let id: Arc<str> = uuid::Uuid::new_v4().simple().to_string()[..10].into();
-    let (tx, rx) = mpsc::channel(256);
-    let stop = Arc::new(Stop::default());
-    let handle = RoomHandle {
-        id: id.clone(),
-        tx,
-        stop: stop.clone(),
-    };
+    let (handle, rx) = RoomHandle::new(id.clone());
     let seat = params
         .seats
         .iter()
@@ -282,16 +291,19 @@ pub fn create(
     // Registered before the creator hears of it: a creator that shares the id the moment
     // room_joined arrives must not send a friend to a room that is not in the lobby yet
     // (the rooms load test did exactly that and got no_such_room).
-    server.lobby.insert_room(RoomEntry { handle, summary });
+    server.lobby.insert_room(RoomEntry {
+        handle: handle.clone(),
+        summary,
+    });
     // The shutdown stops the rooms it finds in the lobby; one registered after that pass sees
     // the token cancelled here.
     if server.shutdown.is_cancelled() {
-        stop.raise(());
+        handle.stop();
     }
     actor.greet(&client, seat, re.as_ref());
-    server.tracker.spawn(actor.run(rx, stop));
+    server.tracker.spawn(actor.run(rx, handle.stop.clone()));
     tracing::info!(room = %id, "room created");
-    Ok((id, seat))
+    Ok((handle, seat))
 }
 
 /// Re-creates the room of an unfinished stored game after a restart (same id, moves replayed,
@@ -310,15 +322,10 @@ pub fn restore(
             g.rule.as_deref().unwrap_or("freestyle").parse()?,
         )?,
     };
-    let (tx, rx) = mpsc::channel(256);
-    let stop = Arc::new(Stop::default());
     let (actor, summary) = actor::Room::restore(server.clone(), record, rules);
-    let handle = RoomHandle {
-        id: g.id.as_str().into(),
-        tx,
-        stop: stop.clone(),
-    };
+    let (handle, rx) = RoomHandle::new(g.id.as_str().into());
     let id = handle.id.clone();
+    let stop = handle.stop.clone();
     server.lobby.insert_room(RoomEntry { handle, summary });
     server.tracker.spawn(actor.run(rx, stop));
     tracing::info!(room = %id, moves = record.moves.len(), "room restored");
