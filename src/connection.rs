@@ -1,6 +1,7 @@
 //! One task per WebSocket connection: a reader (this task: parse, rate-limit, dispatch) and a
-//! writer (a second task draining a bounded queue into the socket, sending heartbeats and the
-//! close frame). When either ends, the other is stopped and the rooms are told.
+//! writer (a second task draining a bounded queue into the socket and sending the close frame).
+//! The reader's one timer also paces the heartbeat: every `heartbeat` it queues a ping for the
+//! writer. When either ends, the other is stopped and the rooms are told.
 //!
 //! Everyone else reaches a connection through its [`ClientHandle`], whose `send` never waits: a
 //! client whose queue is full has fallen too far behind and is closed, so it can never stall a
@@ -100,6 +101,12 @@ impl ClientHandle {
         }
     }
 
+    /// Queues a WebSocket ping (the heartbeat). In the queue it is an empty text, which is never
+    /// a message (every message is a JSON object); the writer sends it as a ping frame.
+    fn ping(&self) -> bool {
+        self.send(Utf8Bytes::default())
+    }
+
     /// Asks the connection to close with `code`; the first request wins. True if this was it.
     pub fn close(&self, code: u16, reason: &'static str) -> bool {
         self.kick.raise((code, reason))
@@ -179,7 +186,7 @@ where
     let (sink, mut stream) = ws.split();
     let writer = server
         .tracker
-        .spawn(write_loop(sink, rx, client.kick.clone(), cfg.heartbeat));
+        .spawn(write_loop(sink, rx, client.kick.clone()));
     let mut conn = Conn {
         bucket: Bucket {
             tokens: cfg.rate_burst as f64,
@@ -214,36 +221,23 @@ impl Conn {
         let kick = self.client.kick.clone();
         let hello_by = Instant::now() + cfg.handshake_timeout;
         let mut last_seen = Instant::now();
-        // Made once, not once per frame: a timer registers in the timer wheel under a lock when
-        // first polled and unregisters when dropped, which showed in the rooms profile
-        // (docs/performance.md). Nor is it moved at every frame: when it fires, the real
-        // deadline is worked out from the last frame seen. A close request (the shutdown's
+        let mut ping_at = last_seen + cfg.heartbeat;
+        // One timer for the connection's life, for its three deadlines: the next heartbeat
+        // ping, the idle timeout and (until `hello`) the handshake timeout. It is made once, not
+        // once per frame (a timer registers in the timer wheel under a lock when first polled
+        // and unregisters when dropped, which showed in the rooms profile, docs/performance.md),
+        // and not moved at every frame: when it fires, the real deadline is worked out from the
+        // last frame seen. The writer has no timer at all. A close request (the shutdown's
         // included) comes through the lock-free `kick`.
         let kicked = kick.raised(READER);
-        let timer = tokio::time::sleep_until(hello_by.min(last_seen + cfg.idle_timeout));
+        let timer = tokio::time::sleep_until(ping_at.min(hello_by));
         tokio::pin!(kicked, timer);
         loop {
+            // Frames are looked at before the timer: while frames keep coming the timer is not
+            // polled once per frame. It is polled whenever the socket has nothing to read.
             tokio::select! {
                 biased;
                 _ = &mut kicked => return,
-                _ = &mut timer => {
-                    let idle_by = last_seen + cfg.idle_timeout;
-                    let deadline = if self.session.is_none() {
-                        idle_by.min(hello_by)
-                    } else {
-                        idle_by
-                    };
-                    if Instant::now() < deadline {
-                        timer.as_mut().reset(deadline);
-                        continue;
-                    }
-                    if self.session.is_none() && Instant::now() >= hello_by {
-                        self.client.close(CLOSE_POLICY, "hello expected");
-                    } else {
-                        self.client.close(CLOSE_GOING_AWAY, "heartbeat lost");
-                    }
-                    return;
-                }
                 frame = stream.next() => {
                     last_seen = Instant::now();
                     match frame {
@@ -284,6 +278,29 @@ impl Conn {
                         Some(Ok(Message::Close(_))) => return,
                         Some(Ok(_)) => {} // ping/pong: tungstenite answers pings itself
                     }
+                }
+                _ = &mut timer => {
+                    let now = Instant::now();
+                    let idle_by = last_seen + cfg.idle_timeout;
+                    if self.session.is_none() && now >= hello_by {
+                        self.client.close(CLOSE_POLICY, "hello expected");
+                        return;
+                    }
+                    if now >= idle_by {
+                        self.client.close(CLOSE_GOING_AWAY, "heartbeat lost");
+                        return;
+                    }
+                    if now >= ping_at {
+                        if !self.client.ping() {
+                            return;
+                        }
+                        ping_at = now + cfg.heartbeat;
+                    }
+                    let mut next = ping_at.min(idle_by);
+                    if self.session.is_none() {
+                        next = next.min(hello_by);
+                    }
+                    timer.as_mut().reset(next);
                 }
             }
         }
@@ -566,16 +583,21 @@ impl Conn {
 /// Messages written after the one awaited before a flush (see `write_loop`).
 const BATCH: usize = 63;
 
-/// Drains the queue into the socket, pings every `heartbeat`, and sends the close frame.
-async fn write_loop<Si>(
-    mut sink: Si,
-    mut rx: mpsc::Receiver<Utf8Bytes>,
-    kick: Arc<Kick>,
-    heartbeat: Duration,
-) where
+/// A queued text as the frame it goes out as: the empty text is the heartbeat's ping
+/// ([`ClientHandle::ping`]).
+fn frame(text: Utf8Bytes) -> Message {
+    if text.is_empty() {
+        Message::Ping(Default::default())
+    } else {
+        Message::Text(text)
+    }
+}
+
+/// Drains the queue into the socket (the heartbeat's pings included) and sends the close frame.
+async fn write_loop<Si>(mut sink: Si, mut rx: mpsc::Receiver<Utf8Bytes>, kick: Arc<Kick>)
+where
     Si: futures::Sink<Message, Error = WsError> + Unpin,
 {
-    let mut ping = tokio::time::interval_at(Instant::now() + heartbeat, heartbeat);
     // One close-request future for the whole loop (see `read_loop`).
     {
         let kicked = kick.raised(WRITER);
@@ -585,10 +607,9 @@ async fn write_loop<Si>(
                 biased;
                 _ = &mut kicked => break,
                 m = rx.recv() => match m {
-                    Some(text) => Message::Text(text),
+                    Some(text) => frame(text),
                     None => break,
                 },
-                _ = ping.tick() => Message::Ping(Default::default()),
             };
             // Whatever else is already queued goes out with it: the WebSocket buffers writes (up to
             // `http::ws_config`'s 8 KiB) and the flush sends them in one system call, not one each.
@@ -596,7 +617,7 @@ async fn write_loop<Si>(
                 sink.feed(msg).await?;
                 for _ in 0..BATCH {
                     match rx.try_recv() {
-                        Ok(text) => sink.feed(Message::Text(text)).await?,
+                        Ok(text) => sink.feed(frame(text)).await?,
                         Err(_) => break,
                     }
                 }
@@ -618,7 +639,7 @@ async fn write_loop<Si>(
         if code != CLOSE_TOO_SLOW {
             let drain = async {
                 while let Ok(text) = rx.try_recv() {
-                    if sink.send(Message::Text(text)).await.is_err() {
+                    if sink.send(frame(text)).await.is_err() {
                         return;
                     }
                 }

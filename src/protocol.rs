@@ -5,6 +5,8 @@
 //! that even a message whose body is wrong gets an error that echoes it as `re`.
 //! Server messages are serialized once ([`encode`]) and the same bytes go to every recipient.
 
+use std::fmt::Write as _;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
@@ -675,13 +677,13 @@ pub fn with_re(bytes: &Utf8Bytes, re: &Value) -> Utf8Bytes {
     let Some(body) = text.strip_suffix('}') else {
         return bytes.clone();
     };
-    let re = serde_json::to_string(re).unwrap_or_else(|_| "null".into());
     let sep = if body.ends_with('{') { "" } else { "," };
-    let mut out = String::with_capacity(text.len() + re.len() + 6);
+    // Written in place (`Value`'s Display is its compact JSON), without a string of its own.
+    let mut out = String::with_capacity(text.len() + 32);
     out.push_str(body);
     out.push_str(sep);
     out.push_str("\"re\":");
-    out.push_str(&re);
+    let _ = write!(out, "{re}");
     out.push('}');
     Utf8Bytes::from(out)
 }

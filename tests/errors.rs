@@ -407,6 +407,49 @@ async fn dead_connections_are_detected_by_heartbeat() {
     server.stop().await;
 }
 
+/// The heartbeat is a WebSocket ping every `heartbeat_ms`, from the moment the connection opens
+/// (before `hello` too), and nothing else: no text frame rides along with it.
+#[tokio::test]
+async fn heartbeat_pings_arrive_as_ping_frames() {
+    let server = start(config_with(
+        "heartbeat_ms = 100\nidle_timeout_ms = 2000\nhandshake_timeout_ms = 2000",
+        "",
+        "",
+        "",
+    ))
+    .await;
+    use futures::StreamExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let mut c = server.connect().await;
+    let t = tokio::time::Instant::now();
+    let mut pings = 0;
+    while pings < 3 {
+        let m = tokio::time::timeout(std::time::Duration::from_secs(2), c.ws.next())
+            .await
+            .expect("a ping within 2 s")
+            .expect("open")
+            .expect("no error");
+        match m {
+            Message::Ping(payload) => {
+                assert!(payload.is_empty());
+                pings += 1;
+            }
+            other => panic!("expected only pings before hello, got {other:?}"),
+        }
+    }
+    // Three pings 100 ms apart: not sooner than the heartbeat allows.
+    assert!(t.elapsed() >= std::time::Duration::from_millis(300));
+    // The connection is still usable, and pings do not disturb the replies.
+    c.send(json!({"type": "hello", "name": "pinged"})).await;
+    assert_eq!(c.recv().await["type"], "welcome");
+    c.ask(
+        json!({"type": "ping", "id": 1}),
+        json!({"type": "pong", "re": 1}),
+    )
+    .await;
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn connections_beyond_the_limit_get_503() {
     let server = start(config_with("", "max_connections = 1", "", "")).await;

@@ -156,8 +156,16 @@ impl RoomHandle {
     }
 
     /// Sends a command; fails when the room has closed.
+    /// The queue usually has room: then the command goes in without the asynchronous
+    /// acquire's machinery (a future and its waiter), and only a full queue waits.
     pub async fn send(&self, cmd: RoomCmd) -> Result<(), ProtoError> {
-        self.tx.send(cmd).await.map_err(|_| gone())
+        match self.tx.try_send(cmd) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(cmd)) => {
+                self.tx.send(cmd).await.map_err(|_| gone())
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(gone()),
+        }
     }
 
     /// Join and wait for the outcome.
