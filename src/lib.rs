@@ -16,6 +16,7 @@ pub mod bot;
 pub mod config;
 pub mod connection;
 pub mod http;
+pub mod latest;
 pub mod lobby;
 pub mod metrics;
 pub mod outside;

@@ -7,8 +7,8 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use crate::latest::Latest;
 use dashmap::DashMap;
-use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::connection::ClientHandle;
@@ -23,7 +23,7 @@ pub struct RoomEntry {
     /// Commands.
     pub handle: RoomHandle,
     /// Published by the room after every change.
-    pub summary: watch::Receiver<RoomSummary>,
+    pub summary: Arc<Latest<RoomSummary>>,
 }
 
 /// An identity that outlives connections.
@@ -125,7 +125,7 @@ impl Lobby {
         let mut v: Vec<RoomSummary> = self
             .rooms
             .iter()
-            .map(|e| e.value().summary.borrow().clone())
+            .map(|e| e.value().summary.read(RoomSummary::clone))
             .collect();
         v.sort_by(|a, b| a.room_id.cmp(&b.room_id));
         v
@@ -213,11 +213,12 @@ pub async fn janitor(server: Arc<Server>) {
 
 /// The lobby feed: every `rooms.lobby_update_ms`, the rooms that opened, changed or closed since
 /// the last look go to every watcher as one `lobby_update`, serialized once. It reads each
-/// room's summary channel (`watch::Receiver::has_changed`), so rooms do no extra work for it.
+/// room's published summary when its version has moved, so rooms do no extra work for it.
 /// Until shutdown.
 pub async fn feed(server: Arc<Server>) {
     let lobby = &server.lobby;
-    let mut seen: std::collections::HashMap<Arc<str>, watch::Receiver<RoomSummary>> =
+    // Each room's summary as last looked at, and its version then.
+    let mut seen: std::collections::HashMap<Arc<str>, (Arc<Latest<RoomSummary>>, u64)> =
         std::collections::HashMap::new();
     let mut tick = tokio::time::interval(server.config.lobby_update);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -240,15 +241,19 @@ pub async fn feed(server: Arc<Server>) {
         let mut rooms = Vec::new();
         for entry in lobby.rooms.iter() {
             match seen.get_mut(entry.key()) {
-                Some(rx) if !rx.has_changed().unwrap_or(false) => {}
-                Some(rx) => rooms.push(rx.borrow_and_update().clone()),
+                Some((latest, version)) if latest.version() == *version => {}
+                Some((latest, version)) => {
+                    let (summary, now) = latest.get();
+                    *version = now;
+                    rooms.push(summary);
+                }
                 None => {
-                    let mut rx = entry.value().summary.clone();
-                    let summary = rx.borrow_and_update().clone();
+                    let latest = entry.value().summary.clone();
+                    let (summary, version) = latest.get();
                     // A room registered before it published its first summary is new next time.
                     if !summary.game.is_empty() {
                         rooms.push(summary);
-                        seen.insert(entry.key().clone(), rx);
+                        seen.insert(entry.key().clone(), (latest, version));
                     }
                 }
             }

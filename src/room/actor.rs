@@ -12,13 +12,14 @@ use std::sync::Arc;
 
 use caro_engine::{Board, MoveError, Status};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use super::{Joined, RoomCmd, RoomParams, SeatKind, SummaryTx, Who};
 use crate::bot::{BotEvent, BotSeat, SearchHandle};
 use crate::connection::ClientHandle;
+use crate::latest::Latest;
 use crate::protocol::{
     cells, encode, encode_error, with_re, Cell, ErrorCode, Fault, JoinAs, Outcome, PlayerInfo,
     Players, ProtoError, Reason, RoomState, RoomStatus, RoomSummary, Seat, ServerMsg, You,
@@ -102,7 +103,7 @@ impl Room {
         id: Arc<str>,
         rules: caro_engine::Rules,
         seats: [Occupant; 2],
-    ) -> (Room, watch::Receiver<RoomSummary>) {
+    ) -> (Room, Arc<Latest<RoomSummary>>) {
         let (bot_tx, bot_rx) = mpsc::channel(64);
         let placeholder = RoomSummary {
             room_id: id.to_string(),
@@ -115,7 +116,8 @@ impl Room {
             spectators: 0,
             moves: 0,
         };
-        let (summary, summary_rx) = watch::channel(placeholder);
+        let summary = Arc::new(Latest::new(placeholder));
+        let summary_rx = summary.clone();
         let room = Room {
             board: Board::new(rules),
             server,
@@ -155,7 +157,7 @@ impl Room {
         server: Arc<Server>,
         record: &GameRecord,
         rules: caro_engine::Rules,
-    ) -> (Room, watch::Receiver<RoomSummary>) {
+    ) -> (Room, Arc<Latest<RoomSummary>>) {
         let now = Instant::now();
         let mut missing_bot = None;
         let players = [&record.summary.players.x, &record.summary.players.o];
@@ -212,7 +214,7 @@ impl Room {
         id: Arc<str>,
         params: RoomParams,
         creator: Who,
-    ) -> (Room, watch::Receiver<RoomSummary>) {
+    ) -> (Room, Arc<Latest<RoomSummary>>) {
         let mut seats = [Occupant::Open, Occupant::Open];
         let mut creator_seat = None;
         for (i, kind) in params.seats.iter().enumerate() {
@@ -394,24 +396,18 @@ impl Room {
     /// summary with its strings.
     fn publish(&self) {
         let moves = self.board.moves().len();
-        let only_moves = {
-            let old = self.summary.borrow();
-            !old.game.is_empty() // the placeholder of `blank`
+        self.summary.update(|old| {
+            let only_moves = !old.game.is_empty() // the placeholder of `blank`
                 && old.status == self.status()
                 && old.spectators == self.spectators()
                 && seat_matches(&self.seats[0], &old.players.x)
-                && seat_matches(&self.seats[1], &old.players.o)
-        };
-        if only_moves {
-            self.summary.send_if_modified(|old| {
+                && seat_matches(&self.seats[1], &old.players.o);
+            if only_moves {
                 let changed = old.moves != moves;
                 old.moves = moves;
-                changed
-            });
-            return;
-        }
-        let s = self.summary();
-        self.summary.send_if_modified(|old| {
+                return changed;
+            }
+            let s = self.summary();
             if *old != s {
                 *old = s;
                 true

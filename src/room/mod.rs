@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use caro_engine::{GameKind, Rule, Rules};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::connection::ClientHandle;
 use crate::lobby::RoomEntry;
@@ -340,5 +340,5 @@ pub fn restore(
     Ok(id)
 }
 
-/// A summary channel for a room (used by the actor).
-pub(crate) type SummaryTx = watch::Sender<crate::protocol::RoomSummary>;
+/// Where a room publishes its summary (used by the actor).
+pub(crate) type SummaryTx = Arc<crate::latest::Latest<crate::protocol::RoomSummary>>;
