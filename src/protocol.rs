@@ -6,6 +6,7 @@
 //! Server messages are serialized once ([`encode`]) and the same bytes go to every recipient.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -562,8 +563,8 @@ pub enum ServerMsg {
     },
     /// A stone was played.
     Move {
-        /// Where.
-        room_id: String,
+        /// Where (the room's own id, shared: a move is the message sent most often).
+        room_id: Arc<str>,
         /// Event number.
         seq: u64,
         /// Who played.

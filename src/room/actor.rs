@@ -485,7 +485,7 @@ impl Room {
             self.broadcast(bytes);
             return;
         };
-        self.fan_out(&bytes, Some((&acked, &with_re)));
+        self.fan_out(&bytes, Some((&acked, with_re)));
     }
 
     /// Sends `bytes` to every member, `ack`'s member getting its own copy, the seated players
@@ -493,10 +493,15 @@ impl Room {
     /// scenario, docs/performance.md). Members whose queue is full are dropped.
     /// Members are told apart by their key's pointer, not its text: `ack`'s key is the member
     /// map's own `Arc` (see `record_acked`), and this loop runs once per spectator.
-    fn fan_out(&mut self, bytes: &Utf8Bytes, ack: Option<(&Arc<str>, &Utf8Bytes)>) {
-        let copy = |pid: &Arc<str>| match ack {
-            Some((acked, with_re)) if Arc::ptr_eq(pid, acked) => with_re.clone(),
-            _ => bytes.clone(),
+    fn fan_out(&mut self, bytes: &Utf8Bytes, ack: Option<(&Arc<str>, Utf8Bytes)>) {
+        // The acknowledged member's copy is handed over, not cloned: it goes to one queue.
+        let mut ack = ack;
+        let mut copy = |pid: &Arc<str>| match ack.take() {
+            Some((acked, with_re)) if Arc::ptr_eq(pid, acked) => with_re,
+            other => {
+                ack = other;
+                bytes.clone()
+            }
         };
         let mut dropped = Vec::new();
         let mut seated: [Option<&Arc<str>>; 2] = [None, None];
@@ -912,7 +917,7 @@ impl Room {
             seat,
             cell: [mv.x, mv.y],
         });
-        let room_id = self.id.to_string();
+        let room_id = self.id.clone();
         let turn = (status == Status::Ongoing).then(|| seat.other());
         self.record_acked(
             |seq| ServerMsg::Move {
