@@ -334,6 +334,11 @@ impl Position {
     pub fn size(&self) -> usize {
         self.board_cells.len()
     }
+    /// Length of the padded array: every cell index is below it.
+    #[inline]
+    pub fn padded_len(&self) -> usize {
+        self.cells.len()
+    }
     /// Padded indices of the board's cells.
     #[inline]
     pub fn board_cells(&self) -> &[u16] {
