@@ -59,10 +59,59 @@ fn dfpn_log2(tt_mb: usize) -> u32 {
     entries.max(1 << 12).ilog2().min(22)
 }
 
+/// History counters (chessprogramming.org/History_Heuristic) per side and cell, each with its
+/// share of the ordering score beside it, so that ordering a move reads one number. While a node
+/// generates its moves, its killers' bonuses are added to that share too (see [`Run::generate`]).
+struct History {
+    counts: [Vec<i32>; 2],
+    bonus: [Vec<i32>; 2],
+}
+
+impl History {
+    /// The ordering score of a counter.
+    #[inline]
+    fn bonus_of(count: i32) -> i32 {
+        (count >> 6).min(200)
+    }
+
+    #[inline]
+    fn get(&self, side: usize, c: usize) -> i32 {
+        self.counts[side][c]
+    }
+
+    #[inline]
+    fn set(&mut self, side: usize, c: usize, count: i32) {
+        self.counts[side][c] = count;
+        self.bonus[side][c] = History::bonus_of(count);
+    }
+
+    /// Fits the tables to `len` cells (zeroed), or ages them when they fit already.
+    fn prepare(&mut self, len: usize) {
+        for side in 0..2 {
+            if self.counts[side].len() != len {
+                self.counts[side] = vec![0; len];
+                self.bonus[side] = vec![0; len];
+            } else {
+                // Age the statistics so the last search's lessons fade.
+                for c in 0..len {
+                    self.set(side, c, self.counts[side][c] / 4);
+                }
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        for side in 0..2 {
+            self.counts[side].iter_mut().for_each(|v| *v = 0);
+            self.bonus[side].iter_mut().for_each(|v| *v = 0);
+        }
+    }
+}
+
 /// The search's reusable tables (the [`Engine`](super::Engine)'s state).
 pub struct Searcher {
     tt: Table,
-    history: [Vec<i32>; 2],
+    history: History,
     killers: [[u16; 2]; MAX_PLY],
     pv: Vec<[u16; MAX_PLY]>,
     pv_len: [usize; MAX_PLY],
@@ -102,7 +151,10 @@ impl Searcher {
     pub fn new(tt_mb: usize) -> Searcher {
         Searcher {
             tt: Table::new(tt_mb),
-            history: [Vec::new(), Vec::new()],
+            history: History {
+                counts: [Vec::new(), Vec::new()],
+                bonus: [Vec::new(), Vec::new()],
+            },
             killers: [[NO_MOVE; 2]; MAX_PLY],
             pv: vec![[NO_MOVE; MAX_PLY]; MAX_PLY],
             pv_len: [0; MAX_PLY],
@@ -116,9 +168,7 @@ impl Searcher {
     /// Forgets the transposition table and the ordering statistics.
     pub fn clear(&mut self) {
         self.tt.clear();
-        self.history
-            .iter_mut()
-            .for_each(|h| h.iter_mut().for_each(|v| *v = 0));
+        self.history.clear();
         self.killers = [[NO_MOVE; 2]; MAX_PLY];
         self.dfpn.clear();
     }
@@ -126,14 +176,7 @@ impl Searcher {
     fn run<'a>(&'a mut self, board: &Board, limits: &Limits, stop: &'a AtomicBool) -> Run<'a> {
         let pos = Position::new(board);
         let len = board.cells().len();
-        for h in &mut self.history {
-            if h.len() != len {
-                *h = vec![0; len];
-            } else {
-                // Age the statistics so the last search's lessons fade.
-                h.iter_mut().for_each(|v| *v /= 4);
-            }
-        }
+        self.history.prepare(len);
         self.killers = [[NO_MOVE; 2]; MAX_PLY];
         self.tt.new_search();
         let start = Instant::now();
@@ -448,21 +491,42 @@ impl Run<'_> {
         s
     }
 
-    /// Orders a move: threats made and stopped, then killers and history.
+    /// Orders the moves of a node: threats made and stopped, then killers and history. What
+    /// does not depend on the cell is read once.
     #[inline]
-    fn order_score(&self, c: usize, ply: usize, tt_move: u16) -> i32 {
-        if c as u16 == tt_move {
-            return 1 << 28;
-        }
+    fn order_scores(&self, tt_move: u16) -> impl Fn(usize) -> i32 + '_ {
         let me = self.pos.side();
-        let st = self.pos.state(c);
-        let mut s = st.value[me] + st.value[1 - me] * 4 / 5;
-        if self.s.killers[ply][0] == c as u16 {
-            s += 250;
-        } else if self.s.killers[ply][1] == c as u16 {
-            s += 200;
+        // History and killer bonuses (the killers' are in only while `generate` runs).
+        let bonus = &self.s.history.bonus[me][..];
+        let pos = &self.pos;
+        move |c| {
+            if c as u16 == tt_move {
+                return 1 << 28;
+            }
+            let st = pos.state(c);
+            debug_assert!(st.value[1 - me] >= 0);
+            // Values are never negative: an unsigned division is the same and cheaper.
+            st.value[me] + (st.value[1 - me] as u32 * 4 / 5) as i32 + bonus[c]
         }
-        s + (self.s.history[me][c] >> 6).min(200)
+    }
+
+    /// The killer moves' ordering bonuses at `ply`: 250 for the first, 200 for the second.
+    fn killer_bonuses(&self, ply: usize) -> [(u16, i32); 2] {
+        let [k0, k1] = self.s.killers[ply];
+        // The two differ unless both are NO_MOVE (a new first killer pushes the old one down).
+        debug_assert!(k0 != k1 || k0 == NO_MOVE);
+        [(k0, 250), (k1, 200)]
+    }
+
+    /// Adds (`sign` 1) or takes back (-1) the killers' bonuses to the side to move's ordering
+    /// bonuses.
+    fn apply_killer_bonuses(&mut self, ply: usize, sign: i32) {
+        let me = self.pos.side();
+        for (k, b) in self.killer_bonuses(ply) {
+            if k != NO_MOVE {
+                self.s.history.bonus[me][k as usize] += sign * b;
+            }
+        }
     }
 
     /// Whether `tt_move` is certain to be among the moves [`Run::generate`] would list here,
@@ -497,12 +561,12 @@ impl Run<'_> {
         let n = self.s.journal.len();
         for k in (mark..n).rev() {
             let (side, c, old, _) = self.s.journal[k];
-            self.s.history[side as usize][c as usize] = old;
+            self.s.history.set(side as usize, c as usize, old);
         }
         self.generate(out, ply, tt_move);
         for k in mark..n {
             let (side, c, _, new) = self.s.journal[k];
-            self.s.history[side as usize][c as usize] = new;
+            self.s.history.set(side as usize, c as usize, new);
         }
         let top = out
             .iter()
@@ -523,13 +587,21 @@ impl Run<'_> {
 
     /// Candidate moves of the side to move with their ordering scores.
     fn generate(&mut self, out: &mut Vec<(u16, i32)>, ply: usize, tt_move: u16) {
+        self.apply_killer_bonuses(ply, 1);
+        self.generate_scored(out, tt_move);
+        self.apply_killer_bonuses(ply, -1);
+    }
+
+    /// [`Run::generate`] with the killers' bonuses in place.
+    fn generate_scored(&self, out: &mut Vec<(u16, i32)>, tt_move: u16) {
         out.clear();
         let me = self.pos.side();
         let opp = 1 - me;
+        let order = self.order_scores(tt_move);
         let opp_wins = threats::win_cells(&self.pos, opp);
         if !opp_wins.is_empty() {
             for &c in threats::defences(&self.pos, opp, &opp_wins).as_slice() {
-                out.push((c, self.order_score(c as usize, ply, tt_move)));
+                out.push((c, order(c as usize)));
             }
             return;
         }
@@ -556,27 +628,39 @@ impl Run<'_> {
                     .removes_all(c as usize, me, opp, flex.as_slice(), C_FLEX4)
                 {
                     any = true;
-                    out.push((c, self.order_score(c as usize, ply, tt_move)));
+                    out.push((c, order(c as usize)));
                 }
             }
             if any {
-                for &c in self.pos.board_cells() {
-                    let cu = c as usize;
-                    if self.pos.is_empty(cu)
-                        && threats::is_four_move(&self.pos, cu, me)
-                        && !out.iter().any(|&(m, _)| m == c)
+                // A four needs a stone of ours next to it: only cells near a stone make one.
+                self.pos.for_each_near_empty(|c| {
+                    if threats::is_four_move(&self.pos, c, me)
+                        && !out.iter().any(|&(m, _)| m as usize == c)
                     {
-                        out.push((c, self.order_score(cu, ply, tt_move)));
+                        out.push((c as u16, order(c)));
                     }
-                }
+                });
                 return;
             }
         }
-        for &c in self.pos.board_cells() {
-            let cu = c as usize;
-            if self.pos.is_empty(cu) && (self.small || self.pos.is_near(cu)) {
-                out.push((c, self.order_score(cu, ply, tt_move)));
+        if self.small {
+            for &c in self.pos.board_cells() {
+                let cu = c as usize;
+                if self.pos.is_empty(cu) {
+                    out.push((c, order(cu)));
+                }
             }
+        } else {
+            // Written in place: a push's capacity check cost more than the scoring.
+            out.reserve(self.pos.size());
+            let buf = out.spare_capacity_mut();
+            let mut n = 0;
+            self.pos.for_each_near_empty(|c| {
+                buf[n].write((c as u16, order(c)));
+                n += 1;
+            });
+            // SAFETY: the first `n` entries were just written.
+            unsafe { out.set_len(n) };
         }
     }
 
@@ -772,11 +856,11 @@ impl Run<'_> {
                                 k[0] = m;
                             }
                         }
-                        let h = &mut self.s.history[me][m as usize];
-                        let old = *h;
-                        *h = (old + depth * depth).min(1 << 20);
+                        let old = self.s.history.get(me, m as usize);
+                        let new = (old + depth * depth).min(1 << 20);
+                        self.s.history.set(me, m as usize, new);
                         if self.s.journal_users > 0 {
-                            self.s.journal.push((me as u8, m, old, *h));
+                            self.s.journal.push((me as u8, m, old, new));
                         }
                         break;
                     }

@@ -109,7 +109,7 @@ fn combine_index(lines: [u16; 4], p: usize) -> u16 {
 }
 
 /// Everything derived from the stones, in comparable form (see [`Position::snapshot`]): cell
-/// states, neighbour counts, value totals, class counts and the hash.
+/// states, whether a stone is near, value totals, class counts and the hash.
 pub type Snapshot = (Vec<CellState>, Vec<u8>, [i32; 2], [[u16; CLASSES]; 2], u64);
 
 /// What is kept per padded-array index.
@@ -142,8 +142,11 @@ pub struct Position {
     /// 0 empty, 1 X, 2 O, 3 wall.
     cells: Box<[u8]>,
     state: Box<[CellState]>,
-    /// Stones within two cells (square neighbourhood), for candidate moves.
-    near: Vec<u8>,
+    /// Occupied cells per board row (bit `x` of row `y`), for candidate moves: the cells near a
+    /// stone are found with a few shifts per row instead of a count per cell kept up to date.
+    rows: Vec<u64>,
+    /// Board column and row of each padded index (walls: anything), as `y << 8 | x`.
+    xy: Vec<u16>,
     /// Padded indices of the board's cells, row by row.
     board_cells: Vec<u16>,
     zobrist: [Vec<u64>; 2],
@@ -184,11 +187,13 @@ impl Position {
         let len = board.cells().len();
         let mut board_cells = Vec::with_capacity(width * height);
         let mut zobrist = [vec![0; len], vec![0; len]];
+        let mut xy = vec![0; len];
         for y in 0..height {
             for x in 0..width {
                 let mv = Move::new(x as u8, y as u8);
                 let i = board.index(mv);
                 board_cells.push(i as u16);
+                xy[i] = (y << 8 | x) as u16;
                 zobrist[0][i] = zobrist::key(Player::X, mv.x, mv.y);
                 zobrist[1][i] = zobrist::key(Player::O, mv.x, mv.y);
             }
@@ -204,7 +209,8 @@ impl Position {
             combos: combine_table(),
             cells: board.cells().iter().map(|&c| c as u8).collect(),
             state: vec![CellState::default(); len].into_boxed_slice(),
-            near: vec![0; len],
+            rows: vec![0; height],
+            xy,
             board_cells,
             zobrist,
             hash: board.hash(),
@@ -228,7 +234,7 @@ impl Position {
     pub fn recompute(&mut self) {
         self.total = [0; 2];
         self.counts = [[0; CLASSES]; 2];
-        self.near.iter_mut().for_each(|n| *n = 0);
+        self.rows.iter_mut().for_each(|r| *r = 0);
         self.hash = 0;
         for i in 0..self.cells.len() {
             let mut keys = [0u32; 4];
@@ -258,7 +264,7 @@ impl Position {
                 0 => self.refresh_all(i),
                 v => {
                     self.hash ^= self.zobrist[v as usize - 1][i];
-                    self.touch_near(i, 1);
+                    self.set_occupied(i, true);
                 }
             }
         }
@@ -287,7 +293,7 @@ impl Position {
         let near = self
             .board_cells
             .iter()
-            .map(|&i| self.near[i as usize])
+            .map(|&i| self.is_near(i as usize) as u8)
             .collect();
         (state, near, self.total, self.counts, self.hash)
     }
@@ -354,10 +360,56 @@ impl Position {
     pub fn cell(&self, i: usize) -> u8 {
         self.cells[i]
     }
-    /// Whether a stone lies within two cells of `i`.
+    /// Whether a stone lies within two cells of board cell `i` (in its 5x5 square).
     #[inline]
     pub fn is_near(&self, i: usize) -> bool {
-        self.near[i] > 0
+        self.near_mask(i) != 0
+    }
+
+    /// The stones in the 5x5 square around board cell `i`, as row bits OR-ed over its rows.
+    #[inline]
+    fn near_mask(&self, i: usize) -> u64 {
+        let (x, y) = ((self.xy[i] & 0xFF) as u32, (self.xy[i] >> 8) as usize);
+        let cols = (0x1Fu64 << x) >> 2;
+        let rows = &self.rows[y.saturating_sub(2)..(y + 3).min(self.height)];
+        rows.iter().fold(0, |m, r| m | r) & cols
+    }
+
+    /// Calls `f` on every empty cell with a stone within two cells (the candidate moves), in
+    /// the order of [`Position::board_cells`] (so that move lists, and ties in their ordering,
+    /// are the same as a scan of the board would give).
+    #[inline]
+    pub fn for_each_near_empty(&self, mut f: impl FnMut(usize)) {
+        let h = self.height;
+        let full = (1u64 << self.width) - 1;
+        // Each row's stones widened by two columns each way, then OR-ed over five rows.
+        let mut wide = [0u64; 32];
+        for (w, &r) in wide.iter_mut().zip(&self.rows) {
+            *w = r | r << 1 | r << 2 | r >> 1 | r >> 2;
+        }
+        let mut base = (PAD + 1) * self.stride;
+        for y in 0..h {
+            let lo = y.saturating_sub(2);
+            let hi = (y + 3).min(h);
+            let near = wide[lo..hi].iter().fold(0, |m, w| m | w);
+            let mut m = near & !self.rows[y] & full;
+            while m != 0 {
+                f(base + m.trailing_zeros() as usize);
+                m &= m - 1;
+            }
+            base += self.stride;
+        }
+    }
+
+    /// Marks board cell `i` as taken or free in the row bits.
+    #[inline]
+    fn set_occupied(&mut self, i: usize, taken: bool) {
+        let (x, y) = ((self.xy[i] & 0xFF) as u32, (self.xy[i] >> 8) as usize);
+        if taken {
+            self.rows[y] |= 1 << x;
+        } else {
+            self.rows[y] &= !(1 << x);
+        }
     }
     /// The derived state of cell `i`.
     #[inline]
@@ -555,7 +607,7 @@ impl Position {
         self.cells[i] = p as u8 + 1;
         self.hash ^= self.zobrist[p][i];
         self.history.push(i as u16);
-        self.touch_near(i, 1);
+        self.set_occupied(i, true);
         self.update_lines(i, p as u32 + 1);
     }
 
@@ -588,7 +640,7 @@ impl Position {
         let p = self.side();
         self.cells[i] = 0;
         self.hash ^= self.zobrist[p][i];
-        self.touch_near(i, -1);
+        self.set_occupied(i, false);
         // Stones of the starting position were not placed by `play`: nothing was saved for
         // them, and they are taken back the slow way.
         if self
@@ -625,16 +677,6 @@ impl Position {
             }
         }
         out
-    }
-
-    fn touch_near(&mut self, i: usize, delta: i8) {
-        let s = self.stride as isize;
-        for dy in -2..=2isize {
-            for dx in -2..=2isize {
-                let j = (i as isize + dy * s + dx) as usize;
-                self.near[j] = self.near[j].wrapping_add_signed(delta);
-            }
-        }
     }
 
     /// Writes `v` (0 empty, 1 X, 2 O) into the windows of the cells around `i` and refreshes
