@@ -159,10 +159,12 @@ pub struct Position {
     /// Number of empty cells of each class, per player.
     counts: [[u16; CLASSES]; 2],
     /// What each stone placed by [`Position::play`] overwrote, for [`Position::undo`]: the
-    /// totals and counts, and (in `saved_states`) the states of the touched cells.
+    /// totals and counts, and (in `saved_states`) the states of the cells whose levels changed.
     saved: Vec<Saved>,
-    /// [`TOUCHED`] cell states per entry of `saved`, in [`Position::touched`] order.
-    saved_states: Vec<CellState>,
+    /// Index and former state of each cell whose levels a [`Position::play`] changed, oldest
+    /// play first. (The cells whose levels it left alone only had a key change, which undo
+    /// takes back by clearing two bits.)
+    saved_states: Vec<(u16, CellState)>,
 }
 
 /// Cells whose state a stone changes: the cell itself and `RADIUS` cells each way on four lines.
@@ -176,6 +178,8 @@ struct Saved {
     stones: u16,
     total: [i32; 2],
     counts: [[u16; CLASSES]; 2],
+    /// Length of `saved_states` before the move.
+    states: u32,
 }
 
 impl Position {
@@ -590,25 +594,18 @@ impl Position {
     pub fn play(&mut self, i: usize) {
         let p = self.side();
         debug_assert_eq!(self.cells[i], 0);
-        let state = &self.state;
-        self.saved_states.extend(
-            self.touched(i)
-                .into_iter()
-                // SAFETY: the touched cells are within RADIUS < PAD steps of a board cell (see
-                // `patch`), so in the padded array.
-                .map(|j| unsafe { *state.get_unchecked(j) }),
-        );
         self.saved.push(Saved {
             stones: self.history.len() as u16,
             total: self.total,
             counts: self.counts,
+            states: self.saved_states.len() as u32,
         });
         self.unrefresh(i);
         self.cells[i] = p as u8 + 1;
         self.hash ^= self.zobrist[p][i];
         self.history.push(i as u16);
         self.set_occupied(i, true);
-        self.update_lines(i, p as u32 + 1);
+        self.update_lines::<true>(i, p as u32 + 1);
     }
 
     /// Passes the turn without placing a stone, for null-move pruning; take it back with
@@ -649,48 +646,63 @@ impl Position {
             .is_some_and(|s| s.stones as usize == self.history.len())
         {
             let saved = self.saved.pop().expect("just looked");
-            let base = self.saved_states.len() - TOUCHED;
-            for (j, st) in self.touched(i).into_iter().zip(&self.saved_states[base..]) {
-                // SAFETY: as in `play`.
-                unsafe { *self.state.get_unchecked_mut(j) = *st };
+            self.clear_keys(i);
+            let base = saved.states as usize;
+            for &(j, st) in &self.saved_states[base..] {
+                debug_assert!((j as usize) < self.state.len());
+                // SAFETY: `j` was an index of `state` when it was saved.
+                unsafe { *self.state.get_unchecked_mut(j as usize) = st };
             }
             self.saved_states.truncate(base);
             self.total = saved.total;
             self.counts = saved.counts;
         } else {
-            self.update_lines(i, 0);
+            self.update_lines::<false>(i, 0);
             self.refresh_all(i);
         }
     }
 
-    /// The cells whose state a stone on `i` changes, in a fixed order.
-    #[inline(always)]
-    fn touched(&self, i: usize) -> [usize; TOUCHED] {
-        let mut out = [i; TOUCHED];
-        let mut n = 1;
+    /// Takes the stone on `i` out of the window keys of the cells around it (sets it to empty),
+    /// without refreshing anything: the rest of those cells' states is restored from
+    /// `saved_states`.
+    #[inline]
+    fn clear_keys(&mut self, i: usize) {
+        macro_rules! both_sides {
+            ($d:expr, $step:expr, $off:literal) => {
+                for (j, sh) in [
+                    (i + $off * $step, const { pattern::shift(-$off) }),
+                    (i - $off * $step, const { pattern::shift($off) }),
+                ] {
+                    debug_assert!(j < self.state.len());
+                    // SAFETY: as in `patch`.
+                    let st = unsafe { self.state.get_unchecked_mut(j) };
+                    st.keys[$d] &= !(3 << sh);
+                }
+            };
+        }
         for d in 0..4 {
             let step = self.dirs[d];
-            for off in 1..=RADIUS {
-                out[n] = i + off * step;
-                out[n + 1] = i - off * step;
-                n += 2;
-            }
+            both_sides!(d, step, 1);
+            both_sides!(d, step, 2);
+            both_sides!(d, step, 3);
+            both_sides!(d, step, 4);
+            both_sides!(d, step, 5);
         }
-        out
     }
 
     /// Writes `v` (0 empty, 1 X, 2 O) into the windows of the cells around `i` and refreshes
-    /// those that are empty. This is the engine's hottest code: every play runs it (an undo
+    /// those that are empty; with `SAVE`, first saves the state of each cell whose levels change
+    /// (for [`Position::undo`]). This is the engine's hottest code: every play runs it (an undo
     /// only when nothing was saved for the stone).
     #[inline]
-    fn update_lines(&mut self, i: usize, v: u32) {
+    fn update_lines<const SAVE: bool>(&mut self, i: usize, v: u32) {
         // Unrolled by hand so that every shift is a constant.
         const _: () = assert!(RADIUS == 5);
         macro_rules! both_sides {
             ($d:expr, $step:expr, $off:literal) => {
                 // The cell `off` steps after `i` sees `i` at offset -off, and vice versa.
-                self.patch(i + $off * $step, $d, const { pattern::shift(-$off) }, v);
-                self.patch(i - $off * $step, $d, const { pattern::shift($off) }, v);
+                self.patch::<SAVE>(i + $off * $step, $d, const { pattern::shift(-$off) }, v);
+                self.patch::<SAVE>(i - $off * $step, $d, const { pattern::shift($off) }, v);
             };
         }
         for d in 0..4 {
@@ -706,22 +718,29 @@ impl Position {
     /// Writes `v` at bit `sh` of cell `j`'s key in direction `d` and, if `j` is empty,
     /// refreshes that direction's levels.
     #[inline(always)]
-    fn patch(&mut self, j: usize, d: usize, sh: u32, v: u32) {
+    fn patch<const SAVE: bool>(&mut self, j: usize, d: usize, sh: u32, v: u32) {
         debug_assert!(j < self.state.len() && d < 4);
         // SAFETY: `j` is within RADIUS < PAD steps of a board cell along a direction, so it
         // lies in the padded array (see `game.rs`), of which `state` and `cells` have the length.
         let st = unsafe { self.state.get_unchecked_mut(j) };
         let key = (st.keys[d] & !(3 << sh)) | (v << sh);
-        st.keys[d] = key;
         if unsafe { *self.cells.get_unchecked(j) } != 0 {
+            st.keys[d] = key;
             return;
         }
         let new = self.table.pair(key);
         let old = st.lines[d];
         if new == old {
             // Most cells a stone touches keep their levels: nothing else to update.
+            st.keys[d] = key;
             return;
         }
+        if SAVE {
+            // Saved with the old key: a cell lies on one line through the stone, so it
+            // changes (and is saved) at most once per play.
+            self.saved_states.push((j as u16, *st));
+        }
+        st.keys[d] = key;
         st.lines[d] = new;
         for p in 0..2 {
             let (n, o) = ((new >> (8 * p)) & 0xFF, (old >> (8 * p)) & 0xFF);
