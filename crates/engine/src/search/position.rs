@@ -164,7 +164,14 @@ pub struct Position {
     /// Index and former state of each cell whose levels a [`Position::play`] changed, oldest
     /// play first. (The cells whose levels it left alone only had a key change, which undo
     /// takes back by clearing two bits.)
-    saved_states: Vec<(u16, CellState)>,
+    saved_states: Vec<SavedCell>,
+}
+
+/// A cell state as it was before a [`Position::play`] changed its levels.
+#[derive(Clone, Copy)]
+struct SavedCell {
+    index: u32,
+    state: CellState,
 }
 
 /// Cells whose state a stone changes: the cell itself and `RADIUS` cells each way on four lines.
@@ -594,6 +601,8 @@ impl Position {
     pub fn play(&mut self, i: usize) {
         let p = self.side();
         debug_assert_eq!(self.cells[i], 0);
+        // Room for every state this play can save (see `patch`).
+        self.saved_states.reserve(TOUCHED);
         self.saved.push(Saved {
             stones: self.history.len() as u16,
             total: self.total,
@@ -648,10 +657,11 @@ impl Position {
             let saved = self.saved.pop().expect("just looked");
             self.clear_keys(i);
             let base = saved.states as usize;
-            for &(j, st) in &self.saved_states[base..] {
-                debug_assert!((j as usize) < self.state.len());
+            for saved in &self.saved_states[base..] {
+                let j = saved.index as usize;
+                debug_assert!(j < self.state.len());
                 // SAFETY: `j` was an index of `state` when it was saved.
-                unsafe { *self.state.get_unchecked_mut(j as usize) = st };
+                unsafe { *self.state.get_unchecked_mut(j) = saved.state };
             }
             self.saved_states.truncate(base);
             self.total = saved.total;
@@ -738,7 +748,15 @@ impl Position {
         if SAVE {
             // Saved with the old key: a cell lies on one line through the stone, so it
             // changes (and is saved) at most once per play.
-            self.saved_states.push((j as u16, *st));
+            // Written in place, with the room `play` reserved: a `push` copied the state
+            // through the stack (for its reallocation path) and stalled on the copy.
+            let n = self.saved_states.len();
+            self.saved_states.spare_capacity_mut()[0].write(SavedCell {
+                index: j as u32,
+                state: *st,
+            });
+            // SAFETY: the entry at `n` was just written.
+            unsafe { self.saved_states.set_len(n + 1) };
         }
         st.keys[d] = key;
         st.lines[d] = new;
