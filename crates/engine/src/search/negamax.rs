@@ -52,6 +52,14 @@ const NMP_DEPTH: i32 = 3;
 /// Ordering score above which a move is "tactical" and never reduced.
 const TACTICAL: i32 = 300;
 
+/// `a` if `cond`, else `b`, by arithmetic rather than a branch: for selections a branch
+/// predictor cannot guess (`std::hint::select_unpredictable` is newer than our MSRV).
+#[inline(always)]
+fn pick(cond: bool, a: usize, b: usize) -> usize {
+    let mask = (cond as usize).wrapping_neg();
+    (a & mask) | (b & !mask)
+}
+
 /// Entries (log 2) of the threat-space table for a main table of `tt_mb` MiB: a quarter of its
 /// memory again, at 24 bytes an entry.
 fn dfpn_log2(tt_mb: usize) -> u32 {
@@ -290,7 +298,7 @@ impl Run<'_> {
             return vec![(w, i32::MAX)];
         }
         let mut moves = Vec::new();
-        self.generate(&mut moves, 0, NO_MOVE);
+        let _ = self.generate(&mut moves, 0, NO_MOVE);
         moves.sort_by_key(|m| std::cmp::Reverse(m.1));
         moves
     }
@@ -563,7 +571,7 @@ impl Run<'_> {
             let (side, c, old, _) = self.s.journal[k];
             self.s.history.set(side as usize, c as usize, old);
         }
-        self.generate(out, ply, tt_move);
+        let _ = self.generate(out, ply, tt_move);
         for k in mark..n {
             let (side, c, _, new) = self.s.journal[k];
             self.s.history.set(side as usize, c as usize, new);
@@ -585,15 +593,18 @@ impl Run<'_> {
         }
     }
 
-    /// Candidate moves of the side to move with their ordering scores.
-    fn generate(&mut self, out: &mut Vec<(u16, i32)>, ply: usize, tt_move: u16) {
+    /// Candidate moves of the side to move with their ordering scores, and on the common path
+    /// the index of the first of the best (the first step of the selection sort, done while
+    /// generating).
+    fn generate(&mut self, out: &mut Vec<(u16, i32)>, ply: usize, tt_move: u16) -> Option<usize> {
         self.apply_killer_bonuses(ply, 1);
-        self.generate_scored(out, tt_move);
+        let top = self.generate_scored(out, tt_move);
         self.apply_killer_bonuses(ply, -1);
+        top
     }
 
     /// [`Run::generate`] with the killers' bonuses in place.
-    fn generate_scored(&self, out: &mut Vec<(u16, i32)>, tt_move: u16) {
+    fn generate_scored(&self, out: &mut Vec<(u16, i32)>, tt_move: u16) -> Option<usize> {
         out.clear();
         let me = self.pos.side();
         let opp = 1 - me;
@@ -603,11 +614,11 @@ impl Run<'_> {
             for &c in threats::defences(&self.pos, opp, &opp_wins).as_slice() {
                 out.push((c, order(c as usize)));
             }
-            return;
+            return None;
         }
         if self.pos.stones() == 0 && !self.small {
             out.push((self.pos.centre() as u16, 0));
-            return;
+            return None;
         }
         // Facing an open three (or a double-four square): block it or make a four.
         if self.pos.count(opp, C_FLEX4) > 0 && !self.small {
@@ -640,7 +651,7 @@ impl Run<'_> {
                         out.push((c as u16, order(c)));
                     }
                 });
-                return;
+                return None;
             }
         }
         if self.small {
@@ -650,17 +661,22 @@ impl Run<'_> {
                     out.push((c, order(cu)));
                 }
             }
+            None
         } else {
             // Written in place: a push's capacity check cost more than the scoring.
             out.reserve(self.pos.size());
             let buf = out.spare_capacity_mut();
-            let mut n = 0;
+            let (mut n, mut top, mut best) = (0, 0, i32::MIN);
             self.pos.for_each_near_empty(|c| {
-                buf[n].write((c as u16, order(c)));
+                let s = order(c);
+                buf[n].write((c as u16, s));
+                top = pick(s > best, n, top);
+                best = best.max(s);
                 n += 1;
             });
             // SAFETY: the first `n` entries were just written.
             unsafe { out.set_len(n) };
+            (n > 0).then_some(top)
         }
     }
 
@@ -755,13 +771,15 @@ impl Run<'_> {
         let mut moves = std::mem::take(&mut self.s.moves[ply]);
         // The journal position while the TT move is searched before the others are generated.
         let mut waiting = None;
+        // The index of the first best move, when generate found it.
+        let mut first_top = None;
         if self.tt_move_first(tt_move, forced) {
             moves.clear();
             moves.push((tt_move, 1 << 28));
             waiting = Some(self.s.journal.len());
             self.s.journal_users += 1;
         } else {
-            self.generate(&mut moves, ply, tt_move);
+            first_top = self.generate(&mut moves, ply, tt_move);
             if moves.is_empty() {
                 self.s.moves[ply] = moves;
                 // Facing a five with no defence: lost on the next move.
@@ -786,12 +804,19 @@ impl Run<'_> {
                 }
             }
             // Selection sort step: cutoffs usually come early, so sorting all is wasted work.
-            let mut top = i;
-            for j in i + 1..moves.len() {
-                if moves[j].1 > moves[top].1 {
-                    top = j;
+            // The first best (ties keep list order); branch-free, as which entry wins is
+            // unpredictable.
+            let top = match first_top.take() {
+                Some(top) => top,
+                None => {
+                    let (mut top, mut best_score) = (i, moves[i].1);
+                    for (j, &(_, s)) in moves.iter().enumerate().skip(i + 1) {
+                        top = pick(s > best_score, j, top);
+                        best_score = best_score.max(s);
+                    }
+                    top
                 }
-            }
+            };
             moves.swap(i, top);
             let (m, mscore) = moves[i];
             // Move-count pruning (chessprogramming.org/Futility_Pruning, "late move pruning"):
