@@ -760,23 +760,22 @@ impl Position {
         }
         st.keys[d] = key;
         st.lines[d] = new;
+        // Both players are updated without testing what changed (a player's level unchanged
+        // gives the same combination, class and value: no-op writes). Those tests were
+        // mispredicted branches.
         for p in 0..2 {
             let (n, o) = ((new >> (8 * p)) & 0xFF, (old >> (8 * p)) & 0xFF);
-            if n != o {
-                let combo = st.combo[p] + DIGIT[d] * n - DIGIT[d] * o;
-                st.combo[p] = combo;
-                debug_assert!((combo as usize) < self.combos.len());
-                // SAFETY: levels are below 10, so a combination index is below 10^4, the
-                // table's length.
-                let (class, value) = unsafe { *self.combos.get_unchecked(combo as usize) };
-                self.total[p] += value - st.value[p];
-                st.value[p] = value;
-                if class != st.class[p] {
-                    self.counts[p][st.class[p] as usize & (CLASSES - 1)] -= 1;
-                    self.counts[p][class as usize & (CLASSES - 1)] += 1;
-                    st.class[p] = class;
-                }
-            }
+            let combo = st.combo[p] + DIGIT[d] * n - DIGIT[d] * o;
+            st.combo[p] = combo;
+            debug_assert!((combo as usize) < self.combos.len());
+            // SAFETY: levels are below 10, so a combination index is below 10^4, the
+            // table's length.
+            let (class, value) = unsafe { *self.combos.get_unchecked(combo as usize) };
+            self.total[p] += value - st.value[p];
+            st.value[p] = value;
+            self.counts[p][st.class[p] as usize & (CLASSES - 1)] -= 1;
+            self.counts[p][class as usize & (CLASSES - 1)] += 1;
+            st.class[p] = class;
         }
     }
 
