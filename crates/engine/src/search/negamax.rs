@@ -828,9 +828,14 @@ impl Run<'_> {
             {
                 break;
             }
-            self.s.tt.prefetch(self.pos.hash_after(m as usize));
-            self.pos.play(m as usize);
             let new_depth = depth - 1;
+            // A child at depth 0 is a leaf and never probes the table (unless a four extends
+            // it): a prefetch for it only costs (page walks on a table larger than the TLB's
+            // reach).
+            if new_depth > 0 || threats::is_four_move(&self.pos, m as usize, me) {
+                self.s.tt.prefetch(self.pos.hash_after(m as usize));
+            }
+            self.pos.play(m as usize);
             let mut score;
             if i == 0 {
                 score = -self.negamax(new_depth, ply + 1, -beta, -alpha, pv_node);
