@@ -52,6 +52,14 @@ const NMP_DEPTH: i32 = 3;
 /// Ordering score above which a move is "tactical" and never reduced.
 const TACTICAL: i32 = 300;
 
+/// `a` if `cond`, else `b`, by arithmetic rather than a branch: for selections a branch
+/// predictor cannot guess (`std::hint::select_unpredictable` is newer than our MSRV).
+#[inline(always)]
+fn pick(cond: bool, a: usize, b: usize) -> usize {
+    let mask = (cond as usize).wrapping_neg();
+    (a & mask) | (b & !mask)
+}
+
 /// Entries (log 2) of the threat-space table for a main table of `tt_mb` MiB: a quarter of its
 /// memory again, at 24 bytes an entry.
 fn dfpn_log2(tt_mb: usize) -> u32 {
@@ -59,14 +67,70 @@ fn dfpn_log2(tt_mb: usize) -> u32 {
     entries.max(1 << 12).ilog2().min(22)
 }
 
+/// History counters (chessprogramming.org/History_Heuristic) per side and cell, each with its
+/// share of the ordering score beside it, so that ordering a move reads one number. While a node
+/// generates its moves, its killers' bonuses are added to that share too (see [`Run::generate`]).
+struct History {
+    counts: [Vec<i32>; 2],
+    bonus: [Vec<i32>; 2],
+}
+
+impl History {
+    /// The ordering score of a counter.
+    #[inline]
+    fn bonus_of(count: i32) -> i32 {
+        (count >> 6).min(200)
+    }
+
+    #[inline]
+    fn get(&self, side: usize, c: usize) -> i32 {
+        self.counts[side][c]
+    }
+
+    #[inline]
+    fn set(&mut self, side: usize, c: usize, count: i32) {
+        self.counts[side][c] = count;
+        self.bonus[side][c] = History::bonus_of(count);
+    }
+
+    /// Fits the tables to `len` cells (zeroed), or ages them when they fit already.
+    fn prepare(&mut self, len: usize) {
+        for side in 0..2 {
+            if self.counts[side].len() != len {
+                self.counts[side] = vec![0; len];
+                self.bonus[side] = vec![0; len];
+            } else {
+                // Age the statistics so the last search's lessons fade.
+                for c in 0..len {
+                    self.set(side, c, self.counts[side][c] / 4);
+                }
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        for side in 0..2 {
+            self.counts[side].iter_mut().for_each(|v| *v = 0);
+            self.bonus[side].iter_mut().for_each(|v| *v = 0);
+        }
+    }
+}
+
 /// The search's reusable tables (the [`Engine`](super::Engine)'s state).
 pub struct Searcher {
     tt: Table,
-    history: [Vec<i32>; 2],
+    history: History,
     killers: [[u16; 2]; MAX_PLY],
     pv: Vec<[u16; MAX_PLY]>,
     pv_len: [usize; MAX_PLY],
     moves: Vec<Vec<(u16, i32)>>,
+    /// History updates (side, cell, old value, new value) made while some node searches its
+    /// transposition-table move before generating its other moves (see [`Run::tt_move_first`]):
+    /// if that move does not cut, the node rolls them back to order its other moves as it would
+    /// have before, then replays them.
+    journal: Vec<(u8, u16, i32, i32)>,
+    /// Nodes waiting on their transposition-table move: the journal is kept while any is.
+    journal_users: usize,
     /// The threat-space solver and its table of proofs.
     dfpn: Dfpn,
 }
@@ -95,11 +159,16 @@ impl Searcher {
     pub fn new(tt_mb: usize) -> Searcher {
         Searcher {
             tt: Table::new(tt_mb),
-            history: [Vec::new(), Vec::new()],
+            history: History {
+                counts: [Vec::new(), Vec::new()],
+                bonus: [Vec::new(), Vec::new()],
+            },
             killers: [[NO_MOVE; 2]; MAX_PLY],
             pv: vec![[NO_MOVE; MAX_PLY]; MAX_PLY],
             pv_len: [0; MAX_PLY],
             moves: (0..MAX_PLY).map(|_| Vec::with_capacity(256)).collect(),
+            journal: Vec::new(),
+            journal_users: 0,
             dfpn: Dfpn::new(dfpn_log2(tt_mb)),
         }
     }
@@ -107,9 +176,7 @@ impl Searcher {
     /// Forgets the transposition table and the ordering statistics.
     pub fn clear(&mut self) {
         self.tt.clear();
-        self.history
-            .iter_mut()
-            .for_each(|h| h.iter_mut().for_each(|v| *v = 0));
+        self.history.clear();
         self.killers = [[NO_MOVE; 2]; MAX_PLY];
         self.dfpn.clear();
     }
@@ -117,14 +184,7 @@ impl Searcher {
     fn run<'a>(&'a mut self, board: &Board, limits: &Limits, stop: &'a AtomicBool) -> Run<'a> {
         let pos = Position::new(board);
         let len = board.cells().len();
-        for h in &mut self.history {
-            if h.len() != len {
-                *h = vec![0; len];
-            } else {
-                // Age the statistics so the last search's lessons fade.
-                h.iter_mut().for_each(|v| *v /= 4);
-            }
-        }
+        self.history.prepare(len);
         self.killers = [[NO_MOVE; 2]; MAX_PLY];
         self.tt.new_search();
         let start = Instant::now();
@@ -238,7 +298,7 @@ impl Run<'_> {
             return vec![(w, i32::MAX)];
         }
         let mut moves = Vec::new();
-        self.generate(&mut moves, 0, NO_MOVE);
+        let _ = self.generate(&mut moves, 0, NO_MOVE);
         moves.sort_by_key(|m| std::cmp::Reverse(m.1));
         moves
     }
@@ -439,38 +499,126 @@ impl Run<'_> {
         s
     }
 
-    /// Orders a move: threats made and stopped, then killers and history.
+    /// Orders the moves of a node: threats made and stopped, then killers and history. What
+    /// does not depend on the cell is read once.
     #[inline]
-    fn order_score(&self, c: usize, ply: usize, tt_move: u16) -> i32 {
-        if c as u16 == tt_move {
-            return 1 << 28;
-        }
+    fn order_scores(&self, tt_move: u16) -> impl Fn(usize) -> i32 + '_ {
         let me = self.pos.side();
-        let st = self.pos.state(c);
-        let mut s = st.value[me] + st.value[1 - me] * 4 / 5;
-        if self.s.killers[ply][0] == c as u16 {
-            s += 250;
-        } else if self.s.killers[ply][1] == c as u16 {
-            s += 200;
+        // History and killer bonuses (the killers' are in only while `generate` runs).
+        let bonus = &self.s.history.bonus[me][..];
+        let pos = &self.pos;
+        move |c| {
+            if c as u16 == tt_move {
+                return 1 << 28;
+            }
+            let st = pos.state(c);
+            debug_assert!(st.value[1 - me] >= 0);
+            // Values are never negative: an unsigned division is the same and cheaper.
+            st.value[me] + (st.value[1 - me] as u32 * 4 / 5) as i32 + bonus[c]
         }
-        s + (self.s.history[me][c] >> 6).min(200)
     }
 
-    /// Candidate moves of the side to move with their ordering scores.
-    fn generate(&mut self, out: &mut Vec<(u16, i32)>, ply: usize, tt_move: u16) {
+    /// The killer moves' ordering bonuses at `ply`: 250 for the first, 200 for the second.
+    fn killer_bonuses(&self, ply: usize) -> [(u16, i32); 2] {
+        let [k0, k1] = self.s.killers[ply];
+        // The two differ unless both are NO_MOVE (a new first killer pushes the old one down).
+        debug_assert!(k0 != k1 || k0 == NO_MOVE);
+        [(k0, 250), (k1, 200)]
+    }
+
+    /// Adds (`sign` 1) or takes back (-1) the killers' bonuses to the side to move's ordering
+    /// bonuses.
+    fn apply_killer_bonuses(&mut self, ply: usize, sign: i32) {
+        let me = self.pos.side();
+        for (k, b) in self.killer_bonuses(ply) {
+            if k != NO_MOVE {
+                self.s.history.bonus[me][k as usize] += sign * b;
+            }
+        }
+    }
+
+    /// Whether `tt_move` is certain to be among the moves [`Run::generate`] would list here,
+    /// first (its ordering score, `1 << 28`, is above any other). Then the node can search it
+    /// before generating the others, and skip the generation when it cuts: the tree searched is
+    /// the same (the same node counts), only cheaper. Checked only where `generate` lists every
+    /// near empty cell: no five and no open three of the opponent to answer.
+    #[inline]
+    fn tt_move_first(&self, tt_move: u16, forced: bool) -> bool {
+        let p = &self.pos;
+        let c = tt_move as usize;
+        !forced
+            && tt_move != NO_MOVE
+            && p.stones() > 0
+            && (self.small || p.count(1 - p.side(), C_FLEX4) == 0)
+            && c < p.padded_len()
+            && p.is_empty(c)
+            && (self.small || p.is_near(c))
+    }
+
+    /// [`Run::generate`] for a node that has searched its transposition-table move first
+    /// (journal entries from `mark` on): with the history values of before that search, so the
+    /// list and its scores are the ones generating first would have given. The TT move is
+    /// swapped to the front, as the first step of the selection sort would have done.
+    fn generate_after_tt_move(
+        &mut self,
+        out: &mut Vec<(u16, i32)>,
+        ply: usize,
+        tt_move: u16,
+        mark: usize,
+    ) {
+        let n = self.s.journal.len();
+        for k in (mark..n).rev() {
+            let (side, c, old, _) = self.s.journal[k];
+            self.s.history.set(side as usize, c as usize, old);
+        }
+        let _ = self.generate(out, ply, tt_move);
+        for k in mark..n {
+            let (side, c, _, new) = self.s.journal[k];
+            self.s.history.set(side as usize, c as usize, new);
+        }
+        let top = out
+            .iter()
+            .position(|&(m, _)| m == tt_move)
+            .expect("tt_move_first checked that generate lists the TT move");
+        out.swap(0, top);
+        self.release_journal();
+    }
+
+    /// A node stops waiting on its TT move.
+    #[inline]
+    fn release_journal(&mut self) {
+        self.s.journal_users -= 1;
+        if self.s.journal_users == 0 {
+            self.s.journal.clear();
+        }
+    }
+
+    /// Candidate moves of the side to move with their ordering scores, and on the common path
+    /// the index of the first of the best (the first step of the selection sort, done while
+    /// generating).
+    fn generate(&mut self, out: &mut Vec<(u16, i32)>, ply: usize, tt_move: u16) -> Option<usize> {
+        self.apply_killer_bonuses(ply, 1);
+        let top = self.generate_scored(out, tt_move);
+        self.apply_killer_bonuses(ply, -1);
+        top
+    }
+
+    /// [`Run::generate`] with the killers' bonuses in place.
+    fn generate_scored(&self, out: &mut Vec<(u16, i32)>, tt_move: u16) -> Option<usize> {
         out.clear();
         let me = self.pos.side();
         let opp = 1 - me;
+        let order = self.order_scores(tt_move);
         let opp_wins = threats::win_cells(&self.pos, opp);
         if !opp_wins.is_empty() {
             for &c in threats::defences(&self.pos, opp, &opp_wins).as_slice() {
-                out.push((c, self.order_score(c as usize, ply, tt_move)));
+                out.push((c, order(c as usize)));
             }
-            return;
+            return None;
         }
         if self.pos.stones() == 0 && !self.small {
             out.push((self.pos.centre() as u16, 0));
-            return;
+            return None;
         }
         // Facing an open three (or a double-four square): block it or make a four.
         if self.pos.count(opp, C_FLEX4) > 0 && !self.small {
@@ -491,27 +639,44 @@ impl Run<'_> {
                     .removes_all(c as usize, me, opp, flex.as_slice(), C_FLEX4)
                 {
                     any = true;
-                    out.push((c, self.order_score(c as usize, ply, tt_move)));
+                    out.push((c, order(c as usize)));
                 }
             }
             if any {
-                for &c in self.pos.board_cells() {
-                    let cu = c as usize;
-                    if self.pos.is_empty(cu)
-                        && threats::is_four_move(&self.pos, cu, me)
-                        && !out.iter().any(|&(m, _)| m == c)
+                // A four needs a stone of ours next to it: only cells near a stone make one.
+                self.pos.for_each_near_empty(|c| {
+                    if threats::is_four_move(&self.pos, c, me)
+                        && !out.iter().any(|&(m, _)| m as usize == c)
                     {
-                        out.push((c, self.order_score(cu, ply, tt_move)));
+                        out.push((c as u16, order(c)));
                     }
-                }
-                return;
+                });
+                return None;
             }
         }
-        for &c in self.pos.board_cells() {
-            let cu = c as usize;
-            if self.pos.is_empty(cu) && (self.small || self.pos.is_near(cu)) {
-                out.push((c, self.order_score(cu, ply, tt_move)));
+        if self.small {
+            for &c in self.pos.board_cells() {
+                let cu = c as usize;
+                if self.pos.is_empty(cu) {
+                    out.push((c, order(cu)));
+                }
             }
+            None
+        } else {
+            // Written in place: a push's capacity check cost more than the scoring.
+            out.reserve(self.pos.size());
+            let buf = out.spare_capacity_mut();
+            let (mut n, mut top, mut best) = (0, 0, i32::MIN);
+            self.pos.for_each_near_empty(|c| {
+                let s = order(c);
+                buf[n].write((c as u16, s));
+                top = pick(s > best, n, top);
+                best = best.max(s);
+                n += 1;
+            });
+            // SAFETY: the first `n` entries were just written.
+            unsafe { out.set_len(n) };
+            (n > 0).then_some(top)
         }
     }
 
@@ -604,24 +769,54 @@ impl Run<'_> {
         }
 
         let mut moves = std::mem::take(&mut self.s.moves[ply]);
-        self.generate(&mut moves, ply, tt_move);
-        if moves.is_empty() {
-            self.s.moves[ply] = moves;
-            // Facing a five with no defence: lost on the next move.
-            return if forced { -(WIN - ply as i32 - 2) } else { 0 };
+        // The journal position while the TT move is searched before the others are generated.
+        let mut waiting = None;
+        // The index of the first best move, when generate found it.
+        let mut first_top = None;
+        if self.tt_move_first(tt_move, forced) {
+            moves.clear();
+            moves.push((tt_move, 1 << 28));
+            waiting = Some(self.s.journal.len());
+            self.s.journal_users += 1;
+        } else {
+            first_top = self.generate(&mut moves, ply, tt_move);
+            if moves.is_empty() {
+                self.s.moves[ply] = moves;
+                // Facing a five with no defence: lost on the next move.
+                return if forced { -(WIN - ply as i32 - 2) } else { 0 };
+            }
         }
 
         let orig_alpha = alpha;
         let mut best = -INF;
         let mut best_move = NO_MOVE;
-        for i in 0..moves.len() {
-            // Selection sort step: cutoffs usually come early, so sorting all is wasted work.
-            let mut top = i;
-            for j in i + 1..moves.len() {
-                if moves[j].1 > moves[top].1 {
-                    top = j;
+        let mut i = 0;
+        loop {
+            if i == moves.len() {
+                match waiting.take() {
+                    Some(mark) => {
+                        self.generate_after_tt_move(&mut moves, ply, tt_move, mark);
+                        if i == moves.len() {
+                            break;
+                        }
+                    }
+                    None => break,
                 }
             }
+            // Selection sort step: cutoffs usually come early, so sorting all is wasted work.
+            // The first best (ties keep list order); branch-free, as which entry wins is
+            // unpredictable.
+            let top = match first_top.take() {
+                Some(top) => top,
+                None => {
+                    let (mut top, mut best_score) = (i, moves[i].1);
+                    for (j, &(_, s)) in moves.iter().enumerate().skip(i + 1) {
+                        top = pick(s > best_score, j, top);
+                        best_score = best_score.max(s);
+                    }
+                    top
+                }
+            };
             moves.swap(i, top);
             let (m, mscore) = moves[i];
             // Move-count pruning (chessprogramming.org/Futility_Pruning, "late move pruning"):
@@ -633,9 +828,14 @@ impl Run<'_> {
             {
                 break;
             }
-            self.s.tt.prefetch(self.pos.hash_after(m as usize));
-            self.pos.play(m as usize);
             let new_depth = depth - 1;
+            // A child at depth 0 is a leaf and never probes the table (unless a four extends
+            // it): a prefetch for it only costs (page walks on a table larger than the TLB's
+            // reach).
+            if new_depth > 0 || threats::is_four_move(&self.pos, m as usize, me) {
+                self.s.tt.prefetch(self.pos.hash_after(m as usize));
+            }
+            self.pos.play(m as usize);
             let mut score;
             if i == 0 {
                 score = -self.negamax(new_depth, ply + 1, -beta, -alpha, pv_node);
@@ -658,6 +858,9 @@ impl Run<'_> {
             }
             self.pos.undo();
             if self.aborted {
+                if waiting.is_some() {
+                    self.release_journal();
+                }
                 self.s.moves[ply] = moves;
                 return 0;
             }
@@ -683,12 +886,20 @@ impl Run<'_> {
                                 k[0] = m;
                             }
                         }
-                        let h = &mut self.s.history[me][m as usize];
-                        *h = (*h + depth * depth).min(1 << 20);
+                        let old = self.s.history.get(me, m as usize);
+                        let new = (old + depth * depth).min(1 << 20);
+                        self.s.history.set(me, m as usize, new);
+                        if self.s.journal_users > 0 {
+                            self.s.journal.push((me as u8, m, old, new));
+                        }
                         break;
                     }
                 }
             }
+            i += 1;
+        }
+        if waiting.is_some() {
+            self.release_journal();
         }
         self.s.moves[ply] = moves;
         let bound = if best >= beta {

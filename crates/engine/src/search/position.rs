@@ -109,7 +109,7 @@ fn combine_index(lines: [u16; 4], p: usize) -> u16 {
 }
 
 /// Everything derived from the stones, in comparable form (see [`Position::snapshot`]): cell
-/// states, neighbour counts, value totals, class counts and the hash.
+/// states, whether a stone is near, value totals, class counts and the hash.
 pub type Snapshot = (Vec<CellState>, Vec<u8>, [i32; 2], [[u16; CLASSES]; 2], u64);
 
 /// What is kept per padded-array index.
@@ -142,8 +142,11 @@ pub struct Position {
     /// 0 empty, 1 X, 2 O, 3 wall.
     cells: Box<[u8]>,
     state: Box<[CellState]>,
-    /// Stones within two cells (square neighbourhood), for candidate moves.
-    near: Vec<u8>,
+    /// Occupied cells per board row (bit `x` of row `y`), for candidate moves: the cells near a
+    /// stone are found with a few shifts per row instead of a count per cell kept up to date.
+    rows: Vec<u64>,
+    /// Board column and row of each padded index (walls: anything), as `y << 8 | x`.
+    xy: Vec<u16>,
     /// Padded indices of the board's cells, row by row.
     board_cells: Vec<u16>,
     zobrist: [Vec<u64>; 2],
@@ -156,10 +159,19 @@ pub struct Position {
     /// Number of empty cells of each class, per player.
     counts: [[u16; CLASSES]; 2],
     /// What each stone placed by [`Position::play`] overwrote, for [`Position::undo`]: the
-    /// totals and counts, and (in `saved_states`) the states of the touched cells.
+    /// totals and counts, and (in `saved_states`) the states of the cells whose levels changed.
     saved: Vec<Saved>,
-    /// [`TOUCHED`] cell states per entry of `saved`, in [`Position::touched`] order.
-    saved_states: Vec<CellState>,
+    /// Index and former state of each cell whose levels a [`Position::play`] changed, oldest
+    /// play first. (The cells whose levels it left alone only had a key change, which undo
+    /// takes back by clearing two bits.)
+    saved_states: Vec<SavedCell>,
+}
+
+/// A cell state as it was before a [`Position::play`] changed its levels.
+#[derive(Clone, Copy)]
+struct SavedCell {
+    index: u32,
+    state: CellState,
 }
 
 /// Cells whose state a stone changes: the cell itself and `RADIUS` cells each way on four lines.
@@ -173,6 +185,8 @@ struct Saved {
     stones: u16,
     total: [i32; 2],
     counts: [[u16; CLASSES]; 2],
+    /// Length of `saved_states` before the move.
+    states: u32,
 }
 
 impl Position {
@@ -184,11 +198,13 @@ impl Position {
         let len = board.cells().len();
         let mut board_cells = Vec::with_capacity(width * height);
         let mut zobrist = [vec![0; len], vec![0; len]];
+        let mut xy = vec![0; len];
         for y in 0..height {
             for x in 0..width {
                 let mv = Move::new(x as u8, y as u8);
                 let i = board.index(mv);
                 board_cells.push(i as u16);
+                xy[i] = (y << 8 | x) as u16;
                 zobrist[0][i] = zobrist::key(Player::X, mv.x, mv.y);
                 zobrist[1][i] = zobrist::key(Player::O, mv.x, mv.y);
             }
@@ -204,7 +220,8 @@ impl Position {
             combos: combine_table(),
             cells: board.cells().iter().map(|&c| c as u8).collect(),
             state: vec![CellState::default(); len].into_boxed_slice(),
-            near: vec![0; len],
+            rows: vec![0; height],
+            xy,
             board_cells,
             zobrist,
             hash: board.hash(),
@@ -228,7 +245,7 @@ impl Position {
     pub fn recompute(&mut self) {
         self.total = [0; 2];
         self.counts = [[0; CLASSES]; 2];
-        self.near.iter_mut().for_each(|n| *n = 0);
+        self.rows.iter_mut().for_each(|r| *r = 0);
         self.hash = 0;
         for i in 0..self.cells.len() {
             let mut keys = [0u32; 4];
@@ -258,7 +275,7 @@ impl Position {
                 0 => self.refresh_all(i),
                 v => {
                     self.hash ^= self.zobrist[v as usize - 1][i];
-                    self.touch_near(i, 1);
+                    self.set_occupied(i, true);
                 }
             }
         }
@@ -287,7 +304,7 @@ impl Position {
         let near = self
             .board_cells
             .iter()
-            .map(|&i| self.near[i as usize])
+            .map(|&i| self.is_near(i as usize) as u8)
             .collect();
         (state, near, self.total, self.counts, self.hash)
     }
@@ -334,6 +351,11 @@ impl Position {
     pub fn size(&self) -> usize {
         self.board_cells.len()
     }
+    /// Length of the padded array: every cell index is below it.
+    #[inline]
+    pub fn padded_len(&self) -> usize {
+        self.cells.len()
+    }
     /// Padded indices of the board's cells.
     #[inline]
     pub fn board_cells(&self) -> &[u16] {
@@ -349,10 +371,56 @@ impl Position {
     pub fn cell(&self, i: usize) -> u8 {
         self.cells[i]
     }
-    /// Whether a stone lies within two cells of `i`.
+    /// Whether a stone lies within two cells of board cell `i` (in its 5x5 square).
     #[inline]
     pub fn is_near(&self, i: usize) -> bool {
-        self.near[i] > 0
+        self.near_mask(i) != 0
+    }
+
+    /// The stones in the 5x5 square around board cell `i`, as row bits OR-ed over its rows.
+    #[inline]
+    fn near_mask(&self, i: usize) -> u64 {
+        let (x, y) = ((self.xy[i] & 0xFF) as u32, (self.xy[i] >> 8) as usize);
+        let cols = (0x1Fu64 << x) >> 2;
+        let rows = &self.rows[y.saturating_sub(2)..(y + 3).min(self.height)];
+        rows.iter().fold(0, |m, r| m | r) & cols
+    }
+
+    /// Calls `f` on every empty cell with a stone within two cells (the candidate moves), in
+    /// the order of [`Position::board_cells`] (so that move lists, and ties in their ordering,
+    /// are the same as a scan of the board would give).
+    #[inline]
+    pub fn for_each_near_empty(&self, mut f: impl FnMut(usize)) {
+        let h = self.height;
+        let full = (1u64 << self.width) - 1;
+        // Each row's stones widened by two columns each way, then OR-ed over five rows.
+        let mut wide = [0u64; 32];
+        for (w, &r) in wide.iter_mut().zip(&self.rows) {
+            *w = r | r << 1 | r << 2 | r >> 1 | r >> 2;
+        }
+        let mut base = (PAD + 1) * self.stride;
+        for y in 0..h {
+            let lo = y.saturating_sub(2);
+            let hi = (y + 3).min(h);
+            let near = wide[lo..hi].iter().fold(0, |m, w| m | w);
+            let mut m = near & !self.rows[y] & full;
+            while m != 0 {
+                f(base + m.trailing_zeros() as usize);
+                m &= m - 1;
+            }
+            base += self.stride;
+        }
+    }
+
+    /// Marks board cell `i` as taken or free in the row bits.
+    #[inline]
+    fn set_occupied(&mut self, i: usize, taken: bool) {
+        let (x, y) = ((self.xy[i] & 0xFF) as u32, (self.xy[i] >> 8) as usize);
+        if taken {
+            self.rows[y] |= 1 << x;
+        } else {
+            self.rows[y] &= !(1 << x);
+        }
     }
     /// The derived state of cell `i`.
     #[inline]
@@ -533,25 +601,20 @@ impl Position {
     pub fn play(&mut self, i: usize) {
         let p = self.side();
         debug_assert_eq!(self.cells[i], 0);
-        let state = &self.state;
-        self.saved_states.extend(
-            self.touched(i)
-                .into_iter()
-                // SAFETY: the touched cells are within RADIUS < PAD steps of a board cell (see
-                // `patch`), so in the padded array.
-                .map(|j| unsafe { *state.get_unchecked(j) }),
-        );
+        // Room for every state this play can save (see `patch`).
+        self.saved_states.reserve(TOUCHED);
         self.saved.push(Saved {
             stones: self.history.len() as u16,
             total: self.total,
             counts: self.counts,
+            states: self.saved_states.len() as u32,
         });
         self.unrefresh(i);
         self.cells[i] = p as u8 + 1;
         self.hash ^= self.zobrist[p][i];
         self.history.push(i as u16);
-        self.touch_near(i, 1);
-        self.update_lines(i, p as u32 + 1);
+        self.set_occupied(i, true);
+        self.update_lines::<true>(i, p as u32 + 1);
     }
 
     /// Passes the turn without placing a stone, for null-move pruning; take it back with
@@ -583,7 +646,7 @@ impl Position {
         let p = self.side();
         self.cells[i] = 0;
         self.hash ^= self.zobrist[p][i];
-        self.touch_near(i, -1);
+        self.set_occupied(i, false);
         // Stones of the starting position were not placed by `play`: nothing was saved for
         // them, and they are taken back the slow way.
         if self
@@ -592,58 +655,64 @@ impl Position {
             .is_some_and(|s| s.stones as usize == self.history.len())
         {
             let saved = self.saved.pop().expect("just looked");
-            let base = self.saved_states.len() - TOUCHED;
-            for (j, st) in self.touched(i).into_iter().zip(&self.saved_states[base..]) {
-                // SAFETY: as in `play`.
-                unsafe { *self.state.get_unchecked_mut(j) = *st };
+            self.clear_keys(i);
+            let base = saved.states as usize;
+            for saved in &self.saved_states[base..] {
+                let j = saved.index as usize;
+                debug_assert!(j < self.state.len());
+                // SAFETY: `j` was an index of `state` when it was saved.
+                unsafe { *self.state.get_unchecked_mut(j) = saved.state };
             }
             self.saved_states.truncate(base);
             self.total = saved.total;
             self.counts = saved.counts;
         } else {
-            self.update_lines(i, 0);
+            self.update_lines::<false>(i, 0);
             self.refresh_all(i);
         }
     }
 
-    /// The cells whose state a stone on `i` changes, in a fixed order.
-    #[inline(always)]
-    fn touched(&self, i: usize) -> [usize; TOUCHED] {
-        let mut out = [i; TOUCHED];
-        let mut n = 1;
+    /// Takes the stone on `i` out of the window keys of the cells around it (sets it to empty),
+    /// without refreshing anything: the rest of those cells' states is restored from
+    /// `saved_states`.
+    #[inline]
+    fn clear_keys(&mut self, i: usize) {
+        macro_rules! both_sides {
+            ($d:expr, $step:expr, $off:literal) => {
+                for (j, sh) in [
+                    (i + $off * $step, const { pattern::shift(-$off) }),
+                    (i - $off * $step, const { pattern::shift($off) }),
+                ] {
+                    debug_assert!(j < self.state.len());
+                    // SAFETY: as in `patch`.
+                    let st = unsafe { self.state.get_unchecked_mut(j) };
+                    st.keys[$d] &= !(3 << sh);
+                }
+            };
+        }
         for d in 0..4 {
             let step = self.dirs[d];
-            for off in 1..=RADIUS {
-                out[n] = i + off * step;
-                out[n + 1] = i - off * step;
-                n += 2;
-            }
-        }
-        out
-    }
-
-    fn touch_near(&mut self, i: usize, delta: i8) {
-        let s = self.stride as isize;
-        for dy in -2..=2isize {
-            for dx in -2..=2isize {
-                let j = (i as isize + dy * s + dx) as usize;
-                self.near[j] = self.near[j].wrapping_add_signed(delta);
-            }
+            both_sides!(d, step, 1);
+            both_sides!(d, step, 2);
+            both_sides!(d, step, 3);
+            both_sides!(d, step, 4);
+            both_sides!(d, step, 5);
         }
     }
 
     /// Writes `v` (0 empty, 1 X, 2 O) into the windows of the cells around `i` and refreshes
-    /// those that are empty. This is the engine's hottest code: every play runs it (an undo
+    /// those that are empty; with `SAVE`, first saves the state of each cell whose levels change
+    /// (for [`Position::undo`]). This is the engine's hottest code: every play runs it (an undo
     /// only when nothing was saved for the stone).
     #[inline]
-    fn update_lines(&mut self, i: usize, v: u32) {
+    fn update_lines<const SAVE: bool>(&mut self, i: usize, v: u32) {
         // Unrolled by hand so that every shift is a constant.
         const _: () = assert!(RADIUS == 5);
         macro_rules! both_sides {
             ($d:expr, $step:expr, $off:literal) => {
                 // The cell `off` steps after `i` sees `i` at offset -off, and vice versa.
-                self.patch(i + $off * $step, $d, const { pattern::shift(-$off) }, v);
-                self.patch(i - $off * $step, $d, const { pattern::shift($off) }, v);
+                self.patch::<SAVE>(i + $off * $step, $d, const { pattern::shift(-$off) }, v);
+                self.patch::<SAVE>(i - $off * $step, $d, const { pattern::shift($off) }, v);
             };
         }
         for d in 0..4 {
@@ -659,40 +728,54 @@ impl Position {
     /// Writes `v` at bit `sh` of cell `j`'s key in direction `d` and, if `j` is empty,
     /// refreshes that direction's levels.
     #[inline(always)]
-    fn patch(&mut self, j: usize, d: usize, sh: u32, v: u32) {
+    fn patch<const SAVE: bool>(&mut self, j: usize, d: usize, sh: u32, v: u32) {
         debug_assert!(j < self.state.len() && d < 4);
         // SAFETY: `j` is within RADIUS < PAD steps of a board cell along a direction, so it
         // lies in the padded array (see `game.rs`), of which `state` and `cells` have the length.
         let st = unsafe { self.state.get_unchecked_mut(j) };
         let key = (st.keys[d] & !(3 << sh)) | (v << sh);
-        st.keys[d] = key;
         if unsafe { *self.cells.get_unchecked(j) } != 0 {
+            st.keys[d] = key;
             return;
         }
         let new = self.table.pair(key);
         let old = st.lines[d];
         if new == old {
             // Most cells a stone touches keep their levels: nothing else to update.
+            st.keys[d] = key;
             return;
         }
+        if SAVE {
+            // Saved with the old key: a cell lies on one line through the stone, so it
+            // changes (and is saved) at most once per play.
+            // Written in place, with the room `play` reserved: a `push` copied the state
+            // through the stack (for its reallocation path) and stalled on the copy.
+            let n = self.saved_states.len();
+            self.saved_states.spare_capacity_mut()[0].write(SavedCell {
+                index: j as u32,
+                state: *st,
+            });
+            // SAFETY: the entry at `n` was just written.
+            unsafe { self.saved_states.set_len(n + 1) };
+        }
+        st.keys[d] = key;
         st.lines[d] = new;
+        // Both players are updated without testing what changed (a player's level unchanged
+        // gives the same combination, class and value: no-op writes). Those tests were
+        // mispredicted branches.
         for p in 0..2 {
             let (n, o) = ((new >> (8 * p)) & 0xFF, (old >> (8 * p)) & 0xFF);
-            if n != o {
-                let combo = st.combo[p] + DIGIT[d] * n - DIGIT[d] * o;
-                st.combo[p] = combo;
-                debug_assert!((combo as usize) < self.combos.len());
-                // SAFETY: levels are below 10, so a combination index is below 10^4, the
-                // table's length.
-                let (class, value) = unsafe { *self.combos.get_unchecked(combo as usize) };
-                self.total[p] += value - st.value[p];
-                st.value[p] = value;
-                if class != st.class[p] {
-                    self.counts[p][st.class[p] as usize & (CLASSES - 1)] -= 1;
-                    self.counts[p][class as usize & (CLASSES - 1)] += 1;
-                    st.class[p] = class;
-                }
-            }
+            let combo = st.combo[p] + DIGIT[d] * n - DIGIT[d] * o;
+            st.combo[p] = combo;
+            debug_assert!((combo as usize) < self.combos.len());
+            // SAFETY: levels are below 10, so a combination index is below 10^4, the
+            // table's length.
+            let (class, value) = unsafe { *self.combos.get_unchecked(combo as usize) };
+            self.total[p] += value - st.value[p];
+            st.value[p] = value;
+            self.counts[p][st.class[p] as usize & (CLASSES - 1)] -= 1;
+            self.counts[p][class as usize & (CLASSES - 1)] += 1;
+            st.class[p] = class;
         }
     }
 

@@ -83,12 +83,12 @@ pub fn win_cells(pos: &Position, p: usize) -> CellList {
     if pos.count(p, C_WIN) == 0 {
         return out;
     }
-    for &c in pos.board_cells() {
-        let c = c as usize;
-        if pos.is_empty(c) && pos.class(c, p) == C_WIN && pos.wins_at(c, p) {
+    // A five through `c` needs a stone of `p` next to it: only cells near a stone can win.
+    pos.for_each_near_empty(|c| {
+        if pos.class(c, p) == C_WIN && pos.wins_at(c, p) {
             out.push(c);
         }
-    }
+    });
     out
 }
 
