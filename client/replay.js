@@ -42,7 +42,8 @@ export async function openReplay(id, onMissing) {
   rp.ply = rp.game.moves.length;
   const g = rp.game;
   $("#rp-title").textContent = gameTitle(g);
-  $("#rp-result").textContent = resultText(g);
+  // A stored forfeit keeps what the outside engine did, as the live room showed it.
+  $("#rp-result").textContent = resultText(g) + (g.reason === "forfeit" && g.detail ? `: ${g.detail}` : "");
   $("#rp-psq").href = `/api/games/${g.id}.psq`;
   $("#rp-json").href = `/api/games/${g.id}.json`;
   const slider = $("#rp-slider");

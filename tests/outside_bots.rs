@@ -338,6 +338,24 @@ async fn each_misbehaviour_loses_the_game_for_the_bot_with_its_reason() {
         assert_eq!(snap["room"]["detail"], detail);
         assert_eq!(snap["room"]["result"], "x");
         assert_eq!(a.recv().await["type"], "room_update");
+        // And so does the stored game (the replay API).
+        let (_, body) = server.get(&format!("/api/games/{room}")).await;
+        let stored: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            [
+                &stored["result"],
+                &stored["reason"],
+                &stored["fault"],
+                &stored["detail"]
+            ],
+            [
+                &json!("x"),
+                &json!("forfeit"),
+                &json!(fault),
+                &json!(detail)
+            ],
+            "{level}"
+        );
     }
     // The bot as X, failing its very first move: O wins.
     let (_, room) = create(

@@ -382,7 +382,7 @@ fn migration_from_schema_v1_keeps_the_games() {
     let v: u32 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(v, 2);
+    assert_eq!(v, sqlite::schema_version());
     let n: u32 = conn
         .query_row(
             "SELECT COUNT(*) FROM sqlite_master WHERE name = 'sessions'",
@@ -391,6 +391,98 @@ fn migration_from_schema_v1_keeps_the_games() {
         )
         .unwrap();
     assert_eq!(n, 1);
+}
+
+/// A forfeit's fault and detail are kept with the result, in a database created at schema v2
+/// (before the columns existed) and migrated when the server opened it.
+#[test]
+fn a_forfeit_keeps_its_fault_and_detail_through_the_migration_to_v3() {
+    use caro_arena::protocol::{Outcome, Reason, Seat};
+    use caro_arena::store::{ForfeitRecord, GameCreated, SeatRecord, StoreEvent};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v2.db");
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(sqlite::MIGRATIONS[0]).unwrap();
+        conn.execute_batch(sqlite::MIGRATIONS[1]).unwrap();
+        conn.execute_batch("PRAGMA user_version = 2;").unwrap();
+    }
+    let store = SqliteStore::open(&db).unwrap();
+    let created = |id: &str| {
+        StoreEvent::Created(GameCreated {
+            room_id: id.into(),
+            game: "caro",
+            width: 9,
+            height: 9,
+            rule: Some("caro"),
+            seats: [
+                SeatRecord::Human {
+                    player_id: "p1".into(),
+                    name: "ann".into(),
+                },
+                SeatRecord::Bot {
+                    level: "garbage".into(),
+                },
+            ],
+        })
+    };
+    for id in ["forfeited", "resigned"] {
+        let _ = store.record(created(id));
+        let _ = store.record(StoreEvent::Move {
+            room_id: id.into(),
+            seq: 1,
+            seat: Seat::X,
+            cell: [4, 4],
+        });
+    }
+    let _ = store.record(StoreEvent::Result {
+        room_id: "forfeited".into(),
+        seq: 2,
+        result: Outcome::X,
+        reason: Reason::Forfeit,
+        forfeit: Some(ForfeitRecord {
+            fault: "garbage".into(),
+            detail: "answered \"I resign\", which is not a move".into(),
+        }),
+    });
+    let _ = store.record(StoreEvent::Result {
+        room_id: "resigned".into(),
+        seq: 2,
+        result: Outcome::X,
+        reason: Reason::Resign,
+        forfeit: None,
+    });
+    store.flush();
+    let g = serde_json::to_value(store.game("forfeited").unwrap().unwrap()).unwrap();
+    assert_eq!(
+        [&g["result"], &g["reason"], &g["fault"], &g["detail"]],
+        [
+            &json!("x"),
+            &json!("forfeit"),
+            &json!("garbage"),
+            &json!("answered \"I resign\", which is not a move")
+        ]
+    );
+    // Any other result has neither key, as in `game_over`.
+    let g = serde_json::to_value(store.game("resigned").unwrap().unwrap()).unwrap();
+    assert_eq!(g["reason"], "resign");
+    assert!(g.get("fault").is_none() && g.get("detail").is_none(), "{g}");
+    // The listing carries them too.
+    let listed = store
+        .list_games(&caro_arena::store::GameQuery {
+            player: Some("p1".into()),
+            limit: 10,
+            before: None,
+        })
+        .unwrap();
+    let forfeited = listed.iter().find(|g| g.id == "forfeited").unwrap();
+    assert_eq!(forfeited.fault.as_deref(), Some("garbage"));
+    drop(store);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let v: u32 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 3);
 }
 
 #[test]

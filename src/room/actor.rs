@@ -1000,6 +1000,12 @@ impl Room {
             seq: self.seq + 1,
             result,
             reason,
+            forfeit: forfeit
+                .as_ref()
+                .map(|(fault, detail)| crate::store::ForfeitRecord {
+                    fault: fault.as_str().into(),
+                    detail: detail.clone(),
+                }),
         });
         let room_id = self.id.to_string();
         self.record_acked(

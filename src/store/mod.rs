@@ -117,6 +117,9 @@ pub enum StoreEvent {
         result: Outcome,
         /// Why.
         reason: Reason,
+        /// For a forfeit: which rule the outside engine broke, and how (`game_over`'s `fault`
+        /// and `detail`).
+        forfeit: Option<ForfeitRecord>,
     },
     /// A session identity (new, or renamed). Only the token's hash is ever stored.
     Session {
@@ -159,6 +162,15 @@ impl Commit {
     }
 }
 
+/// Why an outside engine forfeited, as `game_over` told the players.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ForfeitRecord {
+    /// The fault's code (`timeout`, `illegal_move`, ...).
+    pub fault: String,
+    /// What the engine did, in words.
+    pub detail: String,
+}
+
 /// A game as the replay API lists it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GameSummary {
@@ -178,6 +190,12 @@ pub struct GameSummary {
     pub result: Option<String>,
     /// `line`, `board_full`, `resign`, `abandoned`, `forfeit`.
     pub reason: Option<String>,
+    /// For a forfeit: the fault's code, as in `game_over`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fault: Option<String>,
+    /// For a forfeit: what the engine did, as in `game_over`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
     /// Number of moves.
     pub moves: u32,
     /// Unix milliseconds.
@@ -445,6 +463,8 @@ impl MemoryStore {
                             },
                             result: None,
                             reason: None,
+                            fault: None,
+                            detail: None,
                             moves: 0,
                             created_at: at,
                             finished_at: None,
@@ -469,11 +489,14 @@ impl MemoryStore {
                     room_id,
                     result,
                     reason,
+                    forfeit,
                     ..
                 } => {
                     if let Some(g) = index.get(room_id).map(|&i| &mut games[i]) {
                         g.summary.result = Some(outcome_str(*result).into());
                         g.summary.reason = Some(reason_str(*reason).into());
+                        g.summary.fault = forfeit.as_ref().map(|f| f.fault.clone());
+                        g.summary.detail = forfeit.as_ref().map(|f| f.detail.clone());
                         g.summary.finished_at = Some(at);
                     }
                 }
@@ -564,6 +587,7 @@ mod tests {
                 seq: 2,
                 result: Outcome::O,
                 reason: Reason::Resign,
+                forfeit: None,
             });
         }
     }

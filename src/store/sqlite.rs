@@ -72,6 +72,9 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX sessions_player ON sessions(player_id);
     CREATE INDEX games_finished ON games(finished_at);
     CREATE INDEX seats_player ON seats(player_id);",
+    // v3: why an outside engine forfeited (`game_over`'s `fault` and `detail`).
+    "ALTER TABLE games ADD COLUMN fault TEXT;
+    ALTER TABLE games ADD COLUMN detail TEXT;",
 ];
 
 /// The schema version this server writes.
@@ -283,17 +286,21 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
             room_id,
             result,
             reason,
+            forfeit,
             ..
         } => {
             tx.prepare_cached(
-                "UPDATE games SET result = ?2, reason = ?3, finished_at = ?4
+                "UPDATE games SET result = ?2, reason = ?3, finished_at = ?4, fault = ?5,
+                     detail = ?6
                  WHERE id = ?1 AND finished_at IS NULL",
             )?
             .execute(params![
                 room_id,
                 outcome_str(*result),
                 reason_str(*reason),
-                at
+                at,
+                forfeit.as_ref().map(|f| f.fault.as_str()),
+                forfeit.as_ref().map(|f| f.detail.as_str()),
             ])?;
         }
         StoreEvent::Session {
@@ -314,7 +321,8 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
 }
 
 const SUMMARY_COLUMNS: &str = "g.id, g.game, g.width, g.height, g.rule, g.result, g.reason,
-    g.created_at, g.finished_at, (SELECT COUNT(*) FROM moves m WHERE m.game_id = g.id)";
+    g.created_at, g.finished_at, (SELECT COUNT(*) FROM moves m WHERE m.game_id = g.id), g.fault,
+    g.detail";
 
 fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameSummary> {
     let placeholder = SeatRecord::Bot {
@@ -331,6 +339,8 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameSummary> {
         created_at: r.get(7)?,
         finished_at: r.get(8)?,
         moves: r.get(9)?,
+        fault: r.get(10)?,
+        detail: r.get(11)?,
         players: GamePlayers {
             x: placeholder.clone(),
             o: placeholder,
