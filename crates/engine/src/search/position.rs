@@ -174,6 +174,34 @@ struct SavedCell {
     state: CellState,
 }
 
+/// Runs `$body` for each of the 40 cells within `RADIUS` of `$i` on its four lines, with `$j`
+/// the cell, `$d` the direction and `$sh` the bit shift at which `$j`'s window key holds `$i`.
+/// Unrolled by hand so that every shift is a constant (`clear_keys` and `update_lines`, the
+/// engine's hottest code).
+macro_rules! around {
+    ($self:ident, $i:expr, |$j:ident, $d:ident, $sh:ident| $body:expr) => {{
+        const _: () = assert!(RADIUS == 5);
+        let i = $i;
+        for $d in 0..4 {
+            let step = $self.dirs[$d];
+            around!(@pair $j, $sh, i, step, 1, $body);
+            around!(@pair $j, $sh, i, step, 2, $body);
+            around!(@pair $j, $sh, i, step, 3, $body);
+            around!(@pair $j, $sh, i, step, 4, $body);
+            around!(@pair $j, $sh, i, step, 5, $body);
+        }
+    }};
+    // The cell `off` steps after `i` sees `i` at offset -off, and vice versa.
+    (@pair $j:ident, $sh:ident, $i:expr, $step:expr, $off:literal, $body:expr) => {
+        for ($j, $sh) in [
+            ($i + $off * $step, const { pattern::shift(-$off) }),
+            ($i - $off * $step, const { pattern::shift($off) }),
+        ] {
+            $body;
+        }
+    };
+}
+
 /// Cells whose state a stone changes: the cell itself and `RADIUS` cells each way on four lines.
 const TOUCHED: usize = 1 + 8 * RADIUS;
 
@@ -677,27 +705,12 @@ impl Position {
     /// `saved_states`.
     #[inline]
     fn clear_keys(&mut self, i: usize) {
-        macro_rules! both_sides {
-            ($d:expr, $step:expr, $off:literal) => {
-                for (j, sh) in [
-                    (i + $off * $step, const { pattern::shift(-$off) }),
-                    (i - $off * $step, const { pattern::shift($off) }),
-                ] {
-                    debug_assert!(j < self.state.len());
-                    // SAFETY: as in `patch`.
-                    let st = unsafe { self.state.get_unchecked_mut(j) };
-                    st.keys[$d] &= !(3 << sh);
-                }
-            };
-        }
-        for d in 0..4 {
-            let step = self.dirs[d];
-            both_sides!(d, step, 1);
-            both_sides!(d, step, 2);
-            both_sides!(d, step, 3);
-            both_sides!(d, step, 4);
-            both_sides!(d, step, 5);
-        }
+        around!(self, i, |j, d, sh| {
+            debug_assert!(j < self.state.len());
+            // SAFETY: as in `patch`.
+            let st = unsafe { self.state.get_unchecked_mut(j) };
+            st.keys[d] &= !(3 << sh);
+        });
     }
 
     /// Writes `v` (0 empty, 1 X, 2 O) into the windows of the cells around `i` and refreshes
@@ -706,23 +719,7 @@ impl Position {
     /// only when nothing was saved for the stone).
     #[inline]
     fn update_lines<const SAVE: bool>(&mut self, i: usize, v: u32) {
-        // Unrolled by hand so that every shift is a constant.
-        const _: () = assert!(RADIUS == 5);
-        macro_rules! both_sides {
-            ($d:expr, $step:expr, $off:literal) => {
-                // The cell `off` steps after `i` sees `i` at offset -off, and vice versa.
-                self.patch::<SAVE>(i + $off * $step, $d, const { pattern::shift(-$off) }, v);
-                self.patch::<SAVE>(i - $off * $step, $d, const { pattern::shift($off) }, v);
-            };
-        }
-        for d in 0..4 {
-            let step = self.dirs[d];
-            both_sides!(d, step, 1);
-            both_sides!(d, step, 2);
-            both_sides!(d, step, 3);
-            both_sides!(d, step, 4);
-            both_sides!(d, step, 5);
-        }
+        around!(self, i, |j, d, sh| self.patch::<SAVE>(j, d, sh, v));
     }
 
     /// Writes `v` at bit `sh` of cell `j`'s key in direction `d` and, if `j` is empty,
