@@ -45,7 +45,8 @@ const LMR_BASE: f32 = 0.8;
 /// Half-width of the first aspiration window, widened fourfold on each fail. Scores move by a
 /// few hundred from one iteration to the next: ±60 failed on most iterations.
 const ASPIRATION: Score = 150;
-/// Move-count pruning: at a non-PV node, quiet moves from index `LMP_BASE + depth^2 / 2` on.
+/// Move-count pruning: at any node but the root, quiet moves from index `LMP_BASE + depth^2 / 2`
+/// on.
 const LMP_BASE: usize = 3;
 /// Null-move pruning from this remaining depth on.
 const NMP_DEPTH: i32 = 3;
@@ -820,8 +821,13 @@ impl Run<'_> {
             moves.swap(i, top);
             let (m, mscore) = moves[i];
             // Move-count pruning (chessprogramming.org/Futility_Pruning, "late move pruning"):
-            // far down the ordering, quiet moves of a non-PV node are not worth a look.
-            if !pv_node
+            // far down the ordering, quiet moves are not worth a look. PV nodes prune (and
+            // reduce, below) as the others do, except at the root: where a PV node read more
+            // than the null-window search before it, that search often claimed a move beat
+            // alpha and the PV re-search then found it did not, a whole re-search wasted (a
+            // third of the nodes of the hardest midgame positions; docs/engine.md, "Changes
+            // accepted by SPRT").
+            if ply > 0
                 && !forced
                 && i >= LMP_BASE + (depth * depth) as usize / 2
                 && mscore < TACTICAL
@@ -846,7 +852,8 @@ impl Run<'_> {
                 if depth >= 2 && i >= 2 && !forced && mscore < TACTICAL {
                     // The usual logarithmic formula: reduce more the deeper and the later.
                     let l = ((depth as f32).ln() * (i as f32).ln() * LMR_K + LMR_BASE) as i32;
-                    r = l.clamp(1, depth - 1) - pv_node as i32;
+                    // The root's moves are reduced by a ply less.
+                    r = l.clamp(1, depth - 1) - (ply == 0) as i32;
                 }
                 score = -self.negamax(new_depth - r, ply + 1, -alpha - 1, -alpha, false);
                 if score > alpha && r > 0 {
