@@ -732,14 +732,26 @@ impl Run<'_> {
         let mut tt_move = NO_MOVE;
         if let Some(e) = self.s.tt.probe(key) {
             tt_move = e.mv;
-            if !pv_node && e.depth as i32 >= depth {
+            if ply > 0 && e.depth as i32 >= depth {
                 let s = tt::from_tt(e.score, ply);
                 let cut = match e.bound() {
                     Bound::Exact => true,
+                    // A PV node needs its exact score: a bound does not do.
+                    _ if pv_node => false,
                     Bound::Lower => s >= beta,
                     Bound::Upper => s <= alpha,
                 };
+                // An exact score ends a PV node too (not the root, which must name a move).
+                // Gomoku has no repetitions, so a position's value does not depend on the way
+                // to it, which makes such cuts safe in gomoku where chess engines avoid them;
+                // they spare the PV re-searches most of the subtrees the null-window search
+                // before them just read (docs/engine.md, "Changes accepted by SPRT"). The
+                // principal variation then ends with the table's move.
                 if cut {
+                    if pv_node && e.mv != NO_MOVE {
+                        self.s.pv[ply][0] = e.mv;
+                        self.s.pv_len[ply] = 1;
+                    }
                     return s;
                 }
             }
