@@ -332,6 +332,12 @@ async fn kill_9_mid_game_loses_no_acknowledged_move() {
     child.wait().unwrap();
 }
 
+/// The schema version a database file says it is at.
+fn user_version(conn: &rusqlite::Connection) -> u32 {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap()
+}
+
 #[test]
 fn migrations_run_from_an_empty_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -339,9 +345,7 @@ fn migrations_run_from_an_empty_file() {
     std::fs::write(&db, b"").unwrap();
     drop(SqliteStore::open(&db).unwrap());
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let v: u32 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
+    let v = user_version(&conn);
     assert_eq!(v, sqlite::schema_version());
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
@@ -379,9 +383,7 @@ fn migration_from_schema_v1_keeps_the_games() {
     );
     drop(store);
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let v: u32 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
+    let v = user_version(&conn);
     assert_eq!(v, sqlite::schema_version());
     let n: u32 = conn
         .query_row(
@@ -479,9 +481,7 @@ fn a_forfeit_keeps_its_fault_and_detail_through_the_migration_to_v3() {
     assert_eq!(forfeited.fault.as_deref(), Some("garbage"));
     drop(store);
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let v: u32 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
+    let v = user_version(&conn);
     assert_eq!(v, 3);
 }
 
