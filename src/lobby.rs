@@ -7,11 +7,11 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use crate::latest::Latest;
 use dashmap::DashMap;
 use tokio::time::Instant;
 
 use crate::connection::ClientHandle;
+use crate::latest::Latest;
 use crate::protocol::{encode, RoomSummary, ServerMsg};
 use crate::room::RoomHandle;
 use crate::store::hash_token;

@@ -493,9 +493,8 @@ impl Room {
     /// scenario, docs/performance.md). Members whose queue is full are dropped.
     /// Members are told apart by their key's pointer, not its text: `ack`'s key is the member
     /// map's own `Arc` (see `record_acked`), and this loop runs once per spectator.
-    fn fan_out(&mut self, bytes: &Utf8Bytes, ack: Option<(&Arc<str>, Utf8Bytes)>) {
+    fn fan_out(&mut self, bytes: &Utf8Bytes, mut ack: Option<(&Arc<str>, Utf8Bytes)>) {
         // The acknowledged member's copy is handed over, not cloned: it goes to one queue.
-        let mut ack = ack;
         let mut copy = |pid: &Arc<str>| match ack.take() {
             Some((acked, with_re)) if Arc::ptr_eq(pid, acked) => with_re,
             other => {
