@@ -837,8 +837,8 @@ impl Run<'_> {
             // reduce, below) as the others do, except at the root: where a PV node read more
             // than the null-window search before it, that search often claimed a move beat
             // alpha and the PV re-search then found it did not, a whole re-search wasted (a
-            // third of the nodes of the hardest midgame positions; docs/engine.md, "Changes
-            // accepted by SPRT").
+            // third to nearly half of the nodes of the two hardest midgame positions;
+            // docs/engine.md, "Changes accepted by SPRT").
             if ply > 0
                 && !forced
                 && i >= LMP_BASE + (depth * depth) as usize / 2
