@@ -176,7 +176,7 @@ where
     let conn_id = server.next_id();
     server.metrics.connections.fetch_add(1, Relaxed);
     server.metrics.connections_total.fetch_add(1, Relaxed);
-    let (client, rx) = ClientHandle::new(conn_id, cfg.send_queue, server.metrics.clone());
+    let (client, rx) = ClientHandle::new(conn_id, cfg.limits.send_queue, server.metrics.clone());
     // Registered for the shutdown, which closes every registered connection; one that registers
     // after that pass sees the token cancelled here.
     server.connections.insert(conn_id, client.clone());
@@ -189,9 +189,9 @@ where
         .spawn(write_loop(sink, rx, client.kick.clone()));
     let mut conn = Conn {
         bucket: Bucket {
-            tokens: cfg.rate_burst as f64,
-            rate: cfg.rate_per_sec,
-            burst: cfg.rate_burst as f64,
+            tokens: cfg.limits.rate_burst as f64,
+            rate: cfg.limits.rate_per_sec,
+            burst: cfg.limits.rate_burst as f64,
             at: Instant::now(),
         },
         server: server.clone(),
@@ -219,9 +219,9 @@ impl Conn {
         let server = self.server.clone();
         let cfg = &server.config;
         let kick = self.client.kick.clone();
-        let hello_by = Instant::now() + cfg.handshake_timeout;
+        let hello_by = Instant::now() + cfg.server.handshake_timeout;
         let mut last_seen = Instant::now();
-        let mut ping_at = last_seen + cfg.heartbeat;
+        let mut ping_at = last_seen + cfg.server.heartbeat;
         // One timer for the connection's life, for its three deadlines: the next heartbeat
         // ping, the idle timeout and (until `hello`) the handshake timeout. It is made once, not
         // once per frame (a timer registers in the timer wheel under a lock when first polled
@@ -281,7 +281,7 @@ impl Conn {
                 }
                 _ = &mut timer => {
                     let now = Instant::now();
-                    let idle_by = last_seen + cfg.idle_timeout;
+                    let idle_by = last_seen + cfg.server.idle_timeout;
                     if self.session.is_none() && now >= hello_by {
                         self.client.close(CLOSE_POLICY, "hello expected");
                         return;
@@ -294,7 +294,7 @@ impl Conn {
                         if !self.client.ping() {
                             return;
                         }
-                        ping_at = now + cfg.heartbeat;
+                        ping_at = now + cfg.server.heartbeat;
                     }
                     let mut next = ping_at.min(idle_by);
                     if self.session.is_none() {
@@ -323,7 +323,7 @@ impl Conn {
         }
         self.server.metrics.rate_limited_total.fetch_add(1, Relaxed);
         self.strikes += 1;
-        if self.strikes >= self.server.config.flood_close_after {
+        if self.strikes >= self.server.config.limits.flood_close_after {
             self.client.close(CLOSE_POLICY, "flooding");
             return Admit::Close;
         }
@@ -482,7 +482,7 @@ impl Conn {
         token: Option<String>,
         re: Option<&Value>,
     ) -> Result<(), ProtoError> {
-        let max = self.server.config.max_name_chars;
+        let max = self.server.config.limits.max_name_chars;
         let name = name.map(|n| n.trim().to_string()).filter(|n| !n.is_empty());
         if let Some(n) = &name {
             if n.chars().count() > max {

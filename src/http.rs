@@ -34,7 +34,7 @@ pub async fn handle(server: Arc<Server>, mut stream: TcpStream, peer: SocketAddr
     };
     let head = tokio::select! {
         _ = server.shutdown.cancelled() => return,
-        r = tokio::time::timeout(server.config.handshake_timeout, read_head(&mut stream)) => match r {
+        r = tokio::time::timeout(server.config.server.handshake_timeout, read_head(&mut stream)) => match r {
             Ok(Ok(Some(head))) => head,
             Ok(Ok(None)) => {
                 respond(&mut stream, 431, "text/plain", b"request head too large\n").await;
@@ -65,13 +65,13 @@ pub async fn handle(server: Arc<Server>, mut stream: TcpStream, peer: SocketAddr
             .await;
             return;
         }
-        let ws_config = ws_config(server.config.max_frame_bytes);
+        let ws_config = ws_config(server.config.limits.max_frame_bytes);
         let accept = tokio_tungstenite::accept_hdr_async_with_config(
             Rewind::new(head, stream),
             accept_any,
             Some(ws_config),
         );
-        match tokio::time::timeout(server.config.handshake_timeout, accept).await {
+        match tokio::time::timeout(server.config.server.handshake_timeout, accept).await {
             Ok(Ok(ws)) => crate::connection::serve(server, ws).await,
             Ok(Err(e)) => tracing::debug!(%peer, "websocket handshake failed: {e}"),
             Err(_) => tracing::debug!(%peer, "websocket handshake timed out"),
@@ -109,7 +109,7 @@ pub async fn handle(server: Arc<Server>, mut stream: TcpStream, peer: SocketAddr
             "text/plain; version=0.0.4; charset=utf-8",
             server.metrics.render().into_bytes(),
         ),
-        other => match static_file(other, server.config.client_dir.as_deref()).await {
+        other => match static_file(other, server.config.server.client_dir.as_deref()).await {
             Some((ctype, body)) => (200, ctype, body),
             None => (404, "text/plain", b"not found\n".to_vec()),
         },

@@ -79,7 +79,7 @@ impl Server {
             shutdown.clone(),
         );
         Arc::new(Server {
-            connection_permits: Arc::new(Semaphore::new(config.max_connections)),
+            connection_permits: Arc::new(Semaphore::new(config.limits.max_connections)),
             connections: DashMap::new(),
             config,
             lobby: Lobby::default(),
@@ -99,7 +99,7 @@ impl Server {
     }
 }
 
-/// Serves on `listener` until `shutdown` completes, with the store `config.store_path` names
+/// Serves on `listener` until `shutdown` completes, with the store `config.store.path` names
 /// (opened and migrated first; an error there is returned, never ignored). See
 /// [`run_with_store`].
 pub async fn run(
@@ -107,14 +107,14 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let path = config.store_path.clone();
+    let path = config.store.path.clone();
     let store = tokio::task::spawn_blocking(move || store::open(&path))
         .await
         .map_err(std::io::Error::other)?
         .map_err(|e| {
             std::io::Error::other(format!(
                 "cannot open the game database {}: {e}",
-                config.store_path
+                config.store.path
             ))
         })?;
     run_with_store(listener, config, store, shutdown).await
@@ -163,7 +163,7 @@ pub async fn run_with_store(
     }
     server.lobby.stop_rooms();
     server.tracker.close();
-    if tokio::time::timeout(server.config.shutdown_timeout, server.tracker.wait())
+    if tokio::time::timeout(server.config.server.shutdown_timeout, server.tracker.wait())
         .await
         .is_err()
     {

@@ -199,14 +199,14 @@ impl Lobby {
 
 /// Periodically forgets expired sessions, until shutdown.
 pub async fn janitor(server: Arc<Server>) {
-    let period = (server.config.session_ttl / 4).clamp(
+    let period = (server.config.server.session_ttl / 4).clamp(
         std::time::Duration::from_millis(100),
         std::time::Duration::from_secs(60),
     );
     loop {
         tokio::select! {
             _ = server.shutdown.cancelled() => return,
-            _ = tokio::time::sleep(period) => server.lobby.purge_sessions(server.config.session_ttl),
+            _ = tokio::time::sleep(period) => server.lobby.purge_sessions(server.config.server.session_ttl),
         }
     }
 }
@@ -220,7 +220,7 @@ pub async fn feed(server: Arc<Server>) {
     // Each room's summary as last looked at, and its version then.
     let mut seen: std::collections::HashMap<Arc<str>, (Arc<Latest<RoomSummary>>, u64)> =
         std::collections::HashMap::new();
-    let mut tick = tokio::time::interval(server.config.lobby_update);
+    let mut tick = tokio::time::interval(server.config.rooms.lobby_update);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {

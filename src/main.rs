@@ -44,25 +44,25 @@ async fn serve(args: Args, nofile: u64) -> anyhow::Result<()> {
     let mut config = caro_arena::config::Config::load(&args.config)
         .with_context(|| format!("invalid configuration {}", args.config.display()))?;
     if let Some(bind) = args.bind {
-        config.bind = bind;
+        config.server.bind = bind;
     }
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&config.log));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&config.server.log));
     tracing_subscriber::fmt().with_env_filter(filter).init();
-    let path = config.store_path.clone();
+    let path = config.store.path.clone();
     let store = tokio::task::spawn_blocking(move || caro_arena::store::open(&path))
         .await?
-        .with_context(|| format!("cannot open the game database {}", config.store_path))?;
-    if (nofile as usize) < config.max_connections + 64 {
+        .with_context(|| format!("cannot open the game database {}", config.store.path))?;
+    if (nofile as usize) < config.limits.max_connections + 64 {
         tracing::warn!(
             nofile,
-            max_connections = config.max_connections,
+            max_connections = config.limits.max_connections,
             "the open-file limit is below limits.max_connections: connections past it fail to accept"
         );
     }
-    let listener = tokio::net::TcpListener::bind(config.bind)
+    let listener = tokio::net::TcpListener::bind(config.server.bind)
         .await
-        .with_context(|| format!("cannot listen on {}", config.bind))?;
+        .with_context(|| format!("cannot listen on {}", config.server.bind))?;
     // On stdout, one line, so scripts and tests started with port 0 learn the address.
     println!("listening on {}", listener.local_addr()?);
     caro_arena::run_with_store(listener, config, store, shutdown_signal()).await?;

@@ -459,7 +459,7 @@ impl Room {
         let msg = make(self.seq);
         let bytes = encode(&msg, None);
         self.history.push_back((self.seq, bytes.clone()));
-        while self.history.len() > self.server.config.history_events {
+        while self.history.len() > self.server.config.rooms.history_events {
             self.history.pop_front();
         }
         // The mover's copy is the shared bytes with `re` spliced in (one serialization), and
@@ -575,7 +575,7 @@ impl Room {
     }
 
     fn crowd_changed(&mut self) {
-        if self.last_update.elapsed() >= self.server.config.crowd_update {
+        if self.last_update.elapsed() >= self.server.config.rooms.crowd_update {
             self.room_update();
         } else {
             self.crowd_pending = true;
@@ -668,7 +668,7 @@ impl Room {
             return Err(err(ErrorCode::SeatTaken, "no open seat in this room"));
         }
         let already = self.members.contains_key(&who.player_id);
-        if !already && self.spectators() >= self.server.config.max_spectators {
+        if !already && self.spectators() >= self.server.config.limits.max_spectators {
             return Err(err(
                 ErrorCode::RoomFull,
                 "this room has as many spectators as it allows",
@@ -817,7 +817,7 @@ impl Room {
         // A replay must fit the client's queue with room to spare, or the sync itself would get
         // the client closed as too slow: a long gap is cheaper as a snapshot anyway.
         let too_long =
-            self.seq.saturating_sub(since_seq) > (self.server.config.send_queue / 2) as u64;
+            self.seq.saturating_sub(since_seq) > (self.server.config.limits.send_queue / 2) as u64;
         if since_seq > self.seq || since_seq + 1 < first_kept || too_long {
             // We cannot replay from there: send the whole state instead.
             self.send_joined(&client, member.seat, re);
@@ -1098,7 +1098,7 @@ impl Room {
         let cfg = &self.server.config;
         let mut d = Deadlines(None);
         if let Some((_, t)) = self.turn_clock {
-            d.add(t + cfg.grace);
+            d.add(t + cfg.rooms.grace);
         }
         if self.playing() {
             for s in &self.seats {
@@ -1107,19 +1107,19 @@ impl Room {
                     ..
                 }) = s
                 {
-                    d.add(*t + cfg.absent_cap);
+                    d.add(*t + cfg.rooms.absent_cap);
                 }
             }
         }
         if self.crowd_pending {
-            d.add(self.last_update + cfg.crowd_update);
+            d.add(self.last_update + cfg.rooms.crowd_update);
         }
         if let Some(t) = self.finished_at {
-            d.add(t + cfg.finished_ttl);
+            d.add(t + cfg.rooms.finished_ttl);
         }
         if let Some(t) = self.empty_since {
             if !self.playing() {
-                d.add(t + cfg.empty_ttl);
+                d.add(t + cfg.rooms.empty_ttl);
             }
         }
         d.0
@@ -1130,7 +1130,7 @@ impl Room {
         let server = self.server.clone();
         let cfg = &server.config;
         if let Some((seat, t)) = self.turn_clock {
-            if now >= t + cfg.grace {
+            if now >= t + cfg.rooms.grace {
                 self.finish(seat.other().into(), Reason::Abandoned, None);
             }
         }
@@ -1141,26 +1141,26 @@ impl Room {
                     ..
                 }) = &self.seats[seat.index()]
                 {
-                    if now >= *t + cfg.absent_cap {
+                    if now >= *t + cfg.rooms.absent_cap {
                         self.finish(seat.other().into(), Reason::Abandoned, None);
                         break;
                     }
                 }
             }
         }
-        if self.crowd_pending && now >= self.last_update + cfg.crowd_update {
+        if self.crowd_pending && now >= self.last_update + cfg.rooms.crowd_update {
             self.room_update();
         }
         if self
             .finished_at
-            .is_some_and(|t| now >= t + cfg.finished_ttl)
+            .is_some_and(|t| now >= t + cfg.rooms.finished_ttl)
         {
             self.closed = true;
         }
         if let Some(t) = self.empty_since {
             if !self.members.is_empty() {
                 self.empty_since = None;
-            } else if !self.playing() && now >= t + cfg.empty_ttl {
+            } else if !self.playing() && now >= t + cfg.rooms.empty_ttl {
                 // A game in progress never closes for emptiness: abandonment ends a game with
                 // a human seat, and bots play theirs to the end (a bounded number of moves), so
                 // every game that started is finished and replayable.

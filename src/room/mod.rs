@@ -231,7 +231,7 @@ pub fn check_params(
         GameKind::Caro => {
             let w = width.unwrap_or(15);
             let h = height.unwrap_or(w);
-            let (min, max) = (cfg.min_board as i64, cfg.max_board as i64);
+            let (min, max) = (cfg.limits.min_board as i64, cfg.limits.max_board as i64);
             if !(min..=max).contains(&w) || !(min..=max).contains(&h) {
                 return Err(bad(format!(
                     "board {w}x{h} is outside {min}x{min}..={max}x{max}"
@@ -281,7 +281,7 @@ pub fn create(
             "the server is shutting down",
         ));
     }
-    if server.lobby.room_count() >= server.config.max_rooms {
+    if server.lobby.room_count() >= server.config.limits.max_rooms {
         return Err(ProtoError::new(
             ErrorCode::TooManyRooms,
             "the server has as many rooms as it allows; try again later",

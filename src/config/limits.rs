@@ -1,0 +1,201 @@
+//! `[limits]`: the sizes and rates the server refuses to exceed, per connection, per room and in
+//! all.
+
+use caro_engine::rules::{MAX_SIZE, MIN_CARO_SIZE};
+use serde::Deserialize;
+
+use super::{invalid, ConfigError};
+
+/// `[limits]` as written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RawLimits {
+    /// Largest WebSocket frame / message accepted.
+    pub max_frame_bytes: usize,
+    /// Simultaneous connections (WebSocket and HTTP).
+    pub max_connections: usize,
+    /// Open rooms.
+    pub max_rooms: usize,
+    /// Spectators per room.
+    pub max_spectators: usize,
+    /// Longest player name, in characters.
+    pub max_name_chars: usize,
+    /// Smallest Caro board side.
+    pub min_board: u8,
+    /// Largest Caro board side.
+    pub max_board: u8,
+    /// Token bucket refill, messages per second.
+    pub rate_per_sec: f64,
+    /// Token bucket size.
+    pub rate_burst: u32,
+    /// Messages refused in a row before the connection is closed with 1008.
+    pub flood_close_after: u32,
+    /// Outgoing messages queued per connection before it counts as too slow and is dropped.
+    pub send_queue: usize,
+}
+
+impl Default for RawLimits {
+    fn default() -> Self {
+        RawLimits {
+            max_frame_bytes: 4096,
+            max_connections: 10_000,
+            max_rooms: 2_000,
+            max_spectators: 500,
+            max_name_chars: 24,
+            min_board: 5,
+            max_board: 32,
+            rate_per_sec: 10.0,
+            rate_burst: 30,
+            flood_close_after: 50,
+            send_queue: 512,
+        }
+    }
+}
+
+/// `[limits]`, validated: the same keys, each within its bounds.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest frame / message (256..=1 MiB).
+    pub max_frame_bytes: usize,
+    /// Simultaneous connections (>= 1).
+    pub max_connections: usize,
+    /// Open rooms (>= 1).
+    pub max_rooms: usize,
+    /// Spectators per room.
+    pub max_spectators: usize,
+    /// Longest name (>= 1).
+    pub max_name_chars: usize,
+    /// Smallest Caro board side.
+    pub min_board: u8,
+    /// Largest Caro board side (>= `min_board`).
+    pub max_board: u8,
+    /// Token bucket refill per second (finite, > 0).
+    pub rate_per_sec: f64,
+    /// Token bucket size (>= 1).
+    pub rate_burst: u32,
+    /// Refused messages in a row before closing with 1008 (>= 1).
+    pub flood_close_after: u32,
+    /// Per-connection outgoing queue (>= 1).
+    pub send_queue: usize,
+}
+
+impl TryFrom<RawLimits> for Limits {
+    type Error = ConfigError;
+
+    fn try_from(raw: RawLimits) -> Result<Self, ConfigError> {
+        // Destructured so that a key added to RawLimits cannot be forgotten here.
+        let RawLimits {
+            max_frame_bytes,
+            max_connections,
+            max_rooms,
+            max_spectators,
+            max_name_chars,
+            min_board,
+            max_board,
+            rate_per_sec,
+            rate_burst,
+            flood_close_after,
+            send_queue,
+        } = raw;
+        if max_frame_bytes < 256 {
+            return Err(invalid("limits.max_frame_bytes", "must be at least 256"));
+        }
+        if max_frame_bytes > 1 << 20 {
+            return Err(invalid("limits.max_frame_bytes", "must be at most 1048576"));
+        }
+        for (key, v) in [
+            ("limits.max_connections", max_connections),
+            ("limits.max_rooms", max_rooms),
+            ("limits.max_name_chars", max_name_chars),
+            ("limits.send_queue", send_queue),
+        ] {
+            if v == 0 {
+                return Err(invalid(key, "must be at least 1"));
+            }
+        }
+        if !(MIN_CARO_SIZE..=MAX_SIZE).contains(&min_board) {
+            return Err(invalid(
+                "limits.min_board",
+                format!("must be in {MIN_CARO_SIZE}..={MAX_SIZE}"),
+            ));
+        }
+        if !(min_board..=MAX_SIZE).contains(&max_board) {
+            return Err(invalid(
+                "limits.max_board",
+                format!("must be in limits.min_board..={MAX_SIZE}"),
+            ));
+        }
+        if !(rate_per_sec.is_finite() && rate_per_sec > 0.0) {
+            return Err(invalid("limits.rate_per_sec", "must be a positive number"));
+        }
+        if rate_burst == 0 {
+            return Err(invalid("limits.rate_burst", "must be at least 1"));
+        }
+        if flood_close_after == 0 {
+            return Err(invalid("limits.flood_close_after", "must be at least 1"));
+        }
+        Ok(Limits {
+            max_frame_bytes,
+            max_connections,
+            max_rooms,
+            max_spectators,
+            max_name_chars,
+            min_board,
+            max_board,
+            rate_per_sec,
+            rate_burst,
+            flood_close_after,
+            send_queue,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(raw: RawLimits) -> String {
+        Limits::try_from(raw).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn limits_errors_name_the_key() {
+        let d = RawLimits::default;
+        assert_eq!(
+            err(RawLimits {
+                max_rooms: 0,
+                ..d()
+            }),
+            "limits.max_rooms: must be at least 1"
+        );
+        assert_eq!(
+            err(RawLimits {
+                max_frame_bytes: (1 << 20) + 1,
+                ..d()
+            }),
+            "limits.max_frame_bytes: must be at most 1048576"
+        );
+        assert_eq!(
+            err(RawLimits {
+                min_board: 4,
+                ..d()
+            }),
+            "limits.min_board: must be in 5..=32"
+        );
+        assert_eq!(
+            err(RawLimits {
+                min_board: 15,
+                max_board: 9,
+                ..d()
+            }),
+            "limits.max_board: must be in limits.min_board..=32"
+        );
+        assert_eq!(
+            err(RawLimits {
+                rate_per_sec: f64::NAN,
+                ..d()
+            }),
+            "limits.rate_per_sec: must be a positive number"
+        );
+    }
+}
