@@ -13,6 +13,7 @@
 //! it is announced and gives back the unfinished games at start.
 
 pub mod bot;
+pub mod client;
 pub mod config;
 pub mod connection;
 pub mod http;
@@ -36,8 +37,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::bot::BotPool;
+use crate::client::{ClientHandle, CLOSE_GOING_AWAY};
 use crate::config::Config;
-use crate::connection::{ClientHandle, CLOSE_GOING_AWAY};
 use crate::lobby::Lobby;
 use crate::metrics::Metrics;
 use crate::store::Store;

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use dashmap::DashMap;
 use tokio::time::Instant;
 
-use crate::connection::ClientHandle;
+use crate::client::ClientHandle;
 use crate::latest::Latest;
 use crate::protocol::{encode, RoomSummary, ServerMsg};
 use crate::room::RoomHandle;

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use caro_arena::client::ClientHandle;
 use caro_arena::config::Config;
-use caro_arena::connection::ClientHandle;
 use caro_arena::protocol::SeatSpec;
 use caro_arena::room::{self, RoomCmd, Who};
 use caro_arena::store::NullStore;

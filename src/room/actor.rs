@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use super::{Joined, RoomCmd, RoomParams, SeatKind, SummaryTx, Who};
 use crate::bot::{BotEvent, BotSeat, SearchHandle};
-use crate::connection::ClientHandle;
+use crate::client::ClientHandle;
 use crate::latest::Latest;
 use crate::protocol::{
     cells, encode, encode_error, with_re, Cell, ErrorCode, Fault, JoinAs, Outcome, PlayerInfo,

@@ -14,7 +14,7 @@ use caro_engine::{GameKind, Rule, Rules};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::connection::ClientHandle;
+use crate::client::ClientHandle;
 use crate::lobby::RoomEntry;
 use crate::protocol::{ErrorCode, JoinAs, ProtoError, Seat, SeatSpec};
 use crate::signal::Signal;
