@@ -31,7 +31,7 @@ use crate::lobby::Session;
 use crate::protocol::{
     encode, encode_error, parse, ClientMsg, ErrorCode, ProtoError, ServerMsg, PROTOCOL_VERSION,
 };
-use crate::room::{self, RoomCmd, RoomHandle, Who};
+use crate::room::{RoomCmd, RoomHandle, Who};
 use crate::store::StoreEvent;
 use crate::Server;
 
@@ -91,7 +91,7 @@ where
     let (client, rx) = ClientHandle::new(conn_id, cfg.send_queue, server.metrics.clone());
     // Registered for the shutdown, which closes every registered connection; one that registers
     // after that pass sees the token cancelled here.
-    server.connections.insert(conn_id, client.clone());
+    server.add_connection(client.clone());
     if server.shutdown.is_cancelled() {
         client.close(CLOSE_GOING_AWAY, "server shutting down");
     }
@@ -113,7 +113,7 @@ where
     tracing::debug!(conn = conn_id, "connection open");
     conn.read_loop(&mut stream).await;
     conn.cleanup().await;
-    server.connections.remove(&conn_id);
+    server.remove_connection(conn_id);
     let _ = writer.await;
     tracing::debug!(conn = conn_id, "connection closed");
     server.metrics.connections.fetch_sub(1, Relaxed);
@@ -330,8 +330,7 @@ impl Conn {
                 x,
                 o,
             } => {
-                let params = room::check_params(
-                    &self.server,
+                let params = self.server.lobby.check_params(
                     &game,
                     width,
                     height,
@@ -340,7 +339,9 @@ impl Conn {
                     &o,
                 )?;
                 let (handle, seat) =
-                    room::create(&self.server, self.who(&session), params, re.cloned())?;
+                    self.server
+                        .lobby
+                        .open_room(self.who(&session), params, re.cloned())?;
                 if seat.is_some() {
                     session.add_seat(handle.id.clone());
                 }

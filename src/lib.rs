@@ -41,16 +41,18 @@ use crate::client::{ClientHandle, CLOSE_GOING_AWAY};
 use crate::config::Config;
 use crate::lobby::Lobby;
 use crate::metrics::Metrics;
+use crate::room::{RoomContext, RoomSettings};
 use crate::store::Store;
 
-/// Everything the tasks of one server share.
+/// Everything the tasks of one server share. Rooms never see it (they get a
+/// [`room::RoomContext`]); connections and the HTTP edge do.
 pub struct Server {
     /// Validated settings.
     pub config: Config,
     /// Rooms and sessions.
-    pub lobby: Lobby,
+    pub lobby: Arc<Lobby>,
     /// Bot levels and the search scheduler.
-    pub bots: BotPool,
+    pub bots: Arc<BotPool>,
     /// Game records.
     pub store: Arc<dyn Store>,
     /// Counters.
@@ -62,8 +64,24 @@ pub struct Server {
     /// Bounds simultaneous connections.
     pub connection_permits: Arc<Semaphore>,
     /// Every open WebSocket connection, by id: the shutdown closes them.
-    pub connections: DashMap<u64, ClientHandle>,
+    connections: DashMap<u64, ClientHandle>,
     next_id: AtomicU64,
+}
+
+/// What rooms play by, from the config.
+fn room_settings(config: &Config) -> RoomSettings {
+    RoomSettings {
+        grace: config.grace,
+        absent_cap: config.absent_cap,
+        crowd_update: config.crowd_update,
+        finished_ttl: config.finished_ttl,
+        empty_ttl: config.empty_ttl,
+        history_events: config.history_events,
+        send_queue: config.send_queue,
+        max_spectators: config.max_spectators,
+        min_board: config.min_board,
+        max_board: config.max_board,
+    }
 }
 
 impl Server {
@@ -72,18 +90,27 @@ impl Server {
         let metrics = Arc::new(Metrics::default());
         let tracker = TaskTracker::new();
         let shutdown = CancellationToken::new();
-        let bots = BotPool::new(
+        let bots = Arc::new(BotPool::new(
             config.bots.clone(),
             config.search.clone(),
             metrics.clone(),
             tracker.clone(),
             shutdown.clone(),
-        );
+        ));
+        let lobby = Arc::new(Lobby::new(config.max_rooms, |registry| RoomContext {
+            settings: room_settings(&config),
+            store: store.clone(),
+            bots: bots.clone(),
+            metrics: metrics.clone(),
+            shutdown: shutdown.clone(),
+            tracker: tracker.clone(),
+            registry,
+        }));
         Arc::new(Server {
             connection_permits: Arc::new(Semaphore::new(config.max_connections)),
             connections: DashMap::new(),
             config,
-            lobby: Lobby::default(),
+            lobby,
             bots,
             store,
             metrics,
@@ -97,6 +124,16 @@ impl Server {
     pub fn next_id(&self) -> u64 {
         self.next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Registers an open connection, for the shutdown to close.
+    pub(crate) fn add_connection(&self, client: ClientHandle) {
+        self.connections.insert(client.conn_id, client);
+    }
+
+    /// Forgets a closed connection.
+    pub(crate) fn remove_connection(&self, conn_id: u64) {
+        self.connections.remove(&conn_id);
     }
 }
 
@@ -136,8 +173,16 @@ pub async fn run_with_store(
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "listening");
     }
-    server.tracker.spawn(lobby::janitor(server.clone()));
-    server.tracker.spawn(lobby::feed(server.clone()));
+    server.tracker.spawn(lobby::janitor(
+        server.lobby.clone(),
+        server.config.session_ttl,
+        server.shutdown.clone(),
+    ));
+    server.tracker.spawn(lobby::feed(
+        server.lobby.clone(),
+        server.config.lobby_update,
+        server.shutdown.clone(),
+    ));
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -188,7 +233,7 @@ async fn restore(server: &Arc<Server>) -> std::io::Result<()> {
     let mut seats: std::collections::HashMap<String, std::collections::HashSet<Arc<str>>> =
         std::collections::HashMap::new();
     for game in &restored.games {
-        match room::restore(server, game) {
+        match server.lobby.restore_room(game) {
             Ok(id) => {
                 for p in [&game.summary.players.x, &game.summary.players.o] {
                     if let store::SeatRecord::Human { player_id, .. } = p {

@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-use super::{Joined, RoomCmd, RoomParams, SeatKind, SummaryTx, Who};
+use super::{Joined, RoomCmd, RoomContext, RoomParams, SeatKind, Summary, Who};
 use crate::bot::{BotEvent, BotSeat, SearchHandle};
 use crate::client::ClientHandle;
 use crate::latest::Latest;
@@ -25,7 +25,6 @@ use crate::protocol::{
     Players, ProtoError, Reason, RoomState, RoomStatus, RoomSummary, Seat, ServerMsg, You,
 };
 use crate::store::{Commit, GameCreated, GameRecord, SeatRecord, StoreEvent};
-use crate::Server;
 
 struct Human {
     player_id: Arc<str>,
@@ -58,7 +57,7 @@ struct Finished {
 }
 
 pub(super) struct Room {
-    server: Arc<Server>,
+    ctx: Arc<RoomContext>,
     id: Arc<str>,
     board: Board,
     seats: [Occupant; 2],
@@ -78,7 +77,7 @@ pub(super) struct Room {
     crowd_pending: bool,
     last_update: Instant,
     empty_since: Option<Instant>,
-    summary: SummaryTx,
+    summary: Summary,
     closed: bool,
     /// Store commits of this turn of the loop: messages in `held` go out once they resolve.
     pending: Vec<Commit>,
@@ -99,7 +98,7 @@ fn err(code: ErrorCode, message: impl Into<String>) -> ProtoError {
 impl Room {
     /// A room with no members and no game started, counted in the metrics.
     fn blank(
-        server: Arc<Server>,
+        ctx: Arc<RoomContext>,
         id: Arc<str>,
         rules: caro_engine::Rules,
         seats: [Occupant; 2],
@@ -120,7 +119,7 @@ impl Room {
         let summary_rx = summary.clone();
         let room = Room {
             board: Board::new(rules),
-            server,
+            ctx,
             id,
             seats,
             members: HashMap::default(),
@@ -143,8 +142,8 @@ impl Room {
             held_leaves: Vec::new(),
             held: Vec::new(),
         };
-        room.server.metrics.rooms.fetch_add(1, Relaxed);
-        room.server.metrics.rooms_total.fetch_add(1, Relaxed);
+        room.ctx.metrics.rooms.fetch_add(1, Relaxed);
+        room.ctx.metrics.rooms_total.fetch_add(1, Relaxed);
         (room, summary_rx)
     }
 
@@ -154,7 +153,7 @@ impl Room {
     /// when the room task starts. A seat whose bot level no longer exists ends the game as
     /// abandoned by that seat.
     pub(super) fn restore(
-        server: Arc<Server>,
+        ctx: Arc<RoomContext>,
         record: &GameRecord,
         rules: caro_engine::Rules,
     ) -> (Room, Arc<Latest<RoomSummary>>) {
@@ -168,7 +167,7 @@ impl Room {
                 conn: None,
                 away_since: Some(now),
             }),
-            SeatRecord::Bot { level } => match server.bots.seat(level) {
+            SeatRecord::Bot { level } => match ctx.bots.seat(level) {
                 Some(bot) => Occupant::Bot {
                     level: level.clone(),
                     bot,
@@ -180,7 +179,7 @@ impl Room {
             },
         });
         let id: Arc<str> = record.summary.id.as_str().into();
-        let (mut room, summary_rx) = Room::blank(server, id, rules, seats);
+        let (mut room, summary_rx) = Room::blank(ctx, id, rules, seats);
         for m in &record.moves {
             if let Err(e) = room.board.try_play(caro_engine::Move::new(m.x, m.y)) {
                 tracing::error!(room = %room.id, "stored move {},{} refused: {e}", m.x, m.y);
@@ -189,7 +188,7 @@ impl Room {
             room.seq = room.seq.max(m.seq);
         }
         room.started = true;
-        room.server.metrics.games_active.fetch_add(1, Relaxed);
+        room.ctx.metrics.games_active.fetch_add(1, Relaxed);
         room.empty_since = Some(now);
         if let Some(seat) = missing_bot {
             tracing::warn!(room = %room.id, "bot level of seat {seat:?} is gone; game abandoned");
@@ -210,7 +209,7 @@ impl Room {
     }
 
     pub(super) fn new(
-        server: Arc<Server>,
+        ctx: Arc<RoomContext>,
         id: Arc<str>,
         params: RoomParams,
         creator: Who,
@@ -229,7 +228,7 @@ impl Room {
                         away_since: None,
                     })
                 }
-                SeatKind::Bot(level) => match server.bots.seat(level) {
+                SeatKind::Bot(level) => match ctx.bots.seat(level) {
                     Some(bot) => Occupant::Bot {
                         level: level.clone(),
                         bot,
@@ -238,7 +237,7 @@ impl Room {
                 },
             };
         }
-        let (mut room, summary_rx) = Room::blank(server, id, params.rules, seats);
+        let (mut room, summary_rx) = Room::blank(ctx, id, params.rules, seats);
         room.members.insert(
             creator.player_id.clone(),
             Member {
@@ -459,7 +458,7 @@ impl Room {
         let msg = make(self.seq);
         let bytes = encode(&msg, None);
         self.history.push_back((self.seq, bytes.clone()));
-        while self.history.len() > self.server.config.history_events {
+        while self.history.len() > self.ctx.settings.history_events {
             self.history.pop_front();
         }
         // The mover's copy is the shared bytes with `re` spliced in (one serialization), and
@@ -531,7 +530,7 @@ impl Room {
 
     /// Hands an event to the store; its commit joins this turn's `pending`.
     fn store(&mut self, event: StoreEvent) {
-        let commit = self.server.store.record(event);
+        let commit = self.ctx.store.record(event);
         if commit.is_pending() {
             self.pending.push(commit);
         }
@@ -575,7 +574,7 @@ impl Room {
     }
 
     fn crowd_changed(&mut self) {
-        if self.last_update.elapsed() >= self.server.config.crowd_update {
+        if self.last_update.elapsed() >= self.ctx.settings.crowd_update {
             self.room_update();
         } else {
             self.crowd_pending = true;
@@ -630,7 +629,7 @@ impl Room {
         as_: Option<JoinAs>,
         re: Option<&Value>,
     ) -> Result<Joined, ProtoError> {
-        if self.server.shutdown.is_cancelled() {
+        if self.ctx.shutdown.is_cancelled() {
             return Err(err(ErrorCode::ShuttingDown, "the server is shutting down"));
         }
         // A seat holder (back on a new connection, or asking again) gets the seat back.
@@ -668,7 +667,7 @@ impl Room {
             return Err(err(ErrorCode::SeatTaken, "no open seat in this room"));
         }
         let already = self.members.contains_key(&who.player_id);
-        if !already && self.spectators() >= self.server.config.max_spectators {
+        if !already && self.spectators() >= self.ctx.settings.max_spectators {
             return Err(err(
                 ErrorCode::RoomFull,
                 "this room has as many spectators as it allows",
@@ -817,7 +816,7 @@ impl Room {
         // A replay must fit the client's queue with room to spare, or the sync itself would get
         // the client closed as too slow: a long gap is cheaper as a snapshot anyway.
         let too_long =
-            self.seq.saturating_sub(since_seq) > (self.server.config.send_queue / 2) as u64;
+            self.seq.saturating_sub(since_seq) > (self.ctx.settings.send_queue / 2) as u64;
         if since_seq > self.seq || since_seq + 1 < first_kept || too_long {
             // We cannot replay from there: send the whole state instead.
             self.send_joined(&client, member.seat, re);
@@ -874,7 +873,7 @@ impl Room {
             return;
         }
         self.started = true;
-        self.server.metrics.games_active.fetch_add(1, Relaxed);
+        self.ctx.metrics.games_active.fetch_add(1, Relaxed);
         let describe = |o: &Occupant| match o {
             Occupant::Human(h) => SeatRecord::Human {
                 player_id: h.player_id.to_string(),
@@ -908,7 +907,7 @@ impl Room {
                 return;
             }
         };
-        self.server.metrics.moves_total.fetch_add(1, Relaxed);
+        self.ctx.metrics.moves_total.fetch_add(1, Relaxed);
         // Recorded first, so the broadcast below is held until the move is durable.
         self.store(StoreEvent::Move {
             room_id: self.id.to_string(),
@@ -986,12 +985,9 @@ impl Room {
         self.finished = Some(finished);
         self.finished_at = Some(Instant::now());
         if self.started {
-            self.server.metrics.games_active.fetch_sub(1, Relaxed);
+            self.ctx.metrics.games_active.fetch_sub(1, Relaxed);
         }
-        self.server
-            .metrics
-            .games_finished_total
-            .fetch_add(1, Relaxed);
+        self.ctx.metrics.games_finished_total.fetch_add(1, Relaxed);
         // Recorded first, like a move: a result announced is a result kept, so a resigned game
         // never comes back as unfinished after a crash.
         self.store(StoreEvent::Result {
@@ -1040,7 +1036,7 @@ impl Room {
         let opponent_human = matches!(self.seats[seat.other().index()], Occupant::Human(_));
         if let Occupant::Bot { bot, .. } = &self.seats[seat.index()] {
             self.search_gen += 1;
-            self.search = Some(self.server.bots.start(
+            self.search = Some(self.ctx.bots.start(
                 bot,
                 self.board.clone(),
                 opponent_human,
@@ -1095,7 +1091,7 @@ impl Room {
     // --- Time. ---
 
     fn next_deadline(&self) -> Option<Instant> {
-        let cfg = &self.server.config;
+        let cfg = &self.ctx.settings;
         let mut d = Deadlines(None);
         if let Some((_, t)) = self.turn_clock {
             d.add(t + cfg.grace);
@@ -1127,8 +1123,8 @@ impl Room {
 
     fn on_timer(&mut self) {
         let now = Instant::now();
-        let server = self.server.clone();
-        let cfg = &server.config;
+        let ctx = self.ctx.clone();
+        let cfg = &ctx.settings;
         if let Some((seat, t)) = self.turn_clock {
             if now >= t + cfg.grace {
                 self.finish(seat.other().into(), Reason::Abandoned, None);
@@ -1171,7 +1167,7 @@ impl Room {
 
     fn close(&mut self) {
         self.search = None;
-        if !self.server.shutdown.is_cancelled() {
+        if !self.ctx.shutdown.is_cancelled() {
             let bytes = encode(
                 &ServerMsg::RoomClosed {
                     room_id: self.id.to_string(),
@@ -1183,10 +1179,10 @@ impl Room {
             }
         }
         if self.started && self.finished.is_none() {
-            self.server.metrics.games_active.fetch_sub(1, Relaxed);
+            self.ctx.metrics.games_active.fetch_sub(1, Relaxed);
         }
-        self.server.metrics.rooms.fetch_sub(1, Relaxed);
-        self.server.lobby.remove_room(&self.id);
+        self.ctx.metrics.rooms.fetch_sub(1, Relaxed);
+        self.ctx.registry.room_closed(&self.id);
         tracing::info!(room = %self.id, "room closed");
     }
 }
