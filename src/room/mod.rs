@@ -27,6 +27,10 @@
 //! and publishing); play and bots are in `actor` itself.
 
 mod actor;
+mod outbox;
+mod seats;
+mod timers;
+mod view;
 
 use std::sync::Arc;
 use std::time::Duration;
