@@ -331,12 +331,11 @@ pub async fn feed(lobby: Arc<Lobby>, period: Duration, shutdown: CancellationTok
                 }
                 None => {
                     let latest = entry.value().summary.clone();
+                    // A room's summary is whole from the start (`room::spawn` registers it
+                    // built), so a room seen for the first time is listed at once.
                     let (summary, version) = latest.get();
-                    // A room registered before it published its first summary is new next time.
-                    if !summary.game.is_empty() {
-                        rooms.push(summary);
-                        seen.insert(entry.key().clone(), (latest, version));
-                    }
+                    rooms.push(summary);
+                    seen.insert(entry.key().clone(), (latest, version));
                 }
             }
         }
