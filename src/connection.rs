@@ -3,10 +3,9 @@
 //! The reader's one timer also paces the heartbeat: every `heartbeat` it queues a ping for the
 //! writer. When either ends, the other is stopped and the rooms are told.
 //!
-//! Everyone else reaches a connection through its [`ClientHandle`](crate::client::ClientHandle),
-//! whose `send` never waits: a client whose queue is full has fallen too far behind and is
-//! closed, so it can never stall a room or other clients. The close codes are in
-//! [`client`](crate::client).
+//! Everyone else reaches a connection through its [`ClientHandle`], whose `send` never waits: a
+//! client whose queue is full has fallen too far behind and is closed, so it can never stall a
+//! room or other clients. The close codes are in [`client`](crate::client).
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering::Relaxed;

@@ -6,11 +6,15 @@
 //!
 //! The tree mirrors the architecture: [`http`] accepts a TCP stream and either answers plain HTTP
 //! or hands it to tokio-tungstenite; each WebSocket is served by one [`connection`] task (reader +
-//! writer with a bounded queue); the [`lobby`] keeps the room registry and sessions; each
-//! [`room`] is one task that owns its board; [`bot`] is the only bridge to the engine (and, through
-//! [`outside`], to outside Gomocup engines run as child processes); rooms hand
-//! their game records to a [`store`] (SQLite by default), which makes each move durable before
-//! it is announced and gives back the unfinished games at start.
+//! writer with a bounded queue), which everyone else reaches through a [`client::ClientHandle`];
+//! the [`lobby`] keeps the room registry and sessions and opens rooms; each [`room`] is one task
+//! that owns its board and knows only its [`room::RoomContext`], never the [`Server`]; [`bot`] is
+//! the only bridge to the engine (and, through [`outside`], to outside Gomocup engines run as
+//! child processes); rooms hand their game records to a [`store`] (SQLite by default), which
+//! makes each move durable before it is announced and gives back the unfinished games at start.
+//!
+//! Imports run one way: `connection` -> `lobby` -> `room` -> `client`, `store`, `bot`; a room
+//! reports its end to the lobby through the [`room::Registry`] trait, not by importing it.
 
 pub mod bot;
 pub mod client;

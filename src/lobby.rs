@@ -133,10 +133,6 @@ impl Lobby {
             max_rooms,
         }
     }
-    /// What rooms are given (settings, store, bots...).
-    pub fn room_context(&self) -> &Arc<RoomContext> {
-        &self.rooms_ctx
-    }
     /// A room by id.
     pub fn room(&self, id: &str) -> Option<RoomEntry> {
         self.rooms.map.get(id).map(|e| e.value().clone())

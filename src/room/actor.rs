@@ -2,9 +2,9 @@
 //! command, bot event or timer at a time, so the order clients see is the order things happened.
 //!
 //! The loop dispatches to modules that each own a part of the room's state and say what
-//! happened: [`seats`](super::seats) (who is in the room), [`outbox`](super::outbox) (seq,
-//! history, durability, fan-out), [`timers`](super::timers) (deadlines) and
-//! [`view`](super::view) (what clients see). This file applies their answers and plays the game
+//! happened: `seats` (who is in the room), `outbox` (seq,
+//! history, durability, fan-out), `timers` (deadlines) and
+//! `view` (what clients see). This file applies their answers and plays the game
 //! (moves, results, bots, in `play`). A new feature is a module and one arm in `handle`: draw
 //! offers, takebacks and rematch as an `offers` module answering `RoomCmd::Offer`, chat as a
 //! `chat` module with its own bounded log answering `RoomCmd::Say` (its messages are not game
@@ -29,25 +29,16 @@ use tokio_tungstenite::tungstenite::Utf8Bytes;
 use super::outbox::{self, Ack, Outbox, Replay};
 use super::seats::{Departed, Human, Joining, Leaving, Member, Occupant, Seats};
 use super::timers::{sleep_until_opt, Timers};
-use super::view::{self, Facts};
+use super::view::{self, Facts, Finished};
 use super::{Joined, RoomCmd, RoomContext, RoomParams, SeatKind, Summary, Who};
 use crate::bot::{BotEvent, SearchHandle};
 use crate::client::ClientHandle;
 use crate::latest::Latest;
 use crate::protocol::{
-    cells, encode, encode_error, Cell, ErrorCode, Fault, JoinAs, Outcome, ProtoError, Reason,
-    RoomStatus, Seat, ServerMsg,
+    cells, encode, encode_error, ErrorCode, JoinAs, Outcome, ProtoError, Reason, RoomStatus, Seat,
+    ServerMsg,
 };
 use crate::store::{GameRecord, SeatRecord};
-
-/// How a game ended.
-pub(super) struct Finished {
-    pub(super) result: Outcome,
-    pub(super) reason: Reason,
-    pub(super) line: Option<Vec<Cell>>,
-    /// A forfeit's code and text.
-    pub(super) forfeit: Option<(Fault, String)>,
-}
 
 pub(super) struct Room {
     ctx: Arc<RoomContext>,

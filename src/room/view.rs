@@ -10,12 +10,21 @@ use caro_engine::{Board, GameKind};
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-use super::actor::Finished;
 use super::seats::{Occupant, Seats};
 use super::Summary;
 use crate::protocol::{
-    cells, encode, PlayerInfo, Players, RoomState, RoomStatus, RoomSummary, Seat, ServerMsg, You,
+    cells, encode, Cell, Fault, Outcome, PlayerInfo, Players, Reason, RoomState, RoomStatus,
+    RoomSummary, Seat, ServerMsg, You,
 };
+
+/// How a game ended, as `room_joined` shows it.
+pub(super) struct Finished {
+    pub(super) result: Outcome,
+    pub(super) reason: Reason,
+    pub(super) line: Option<Vec<Cell>>,
+    /// A forfeit's code and text.
+    pub(super) forfeit: Option<(Fault, String)>,
+}
 
 /// A room as the view needs it, borrowed from the actor.
 pub(super) struct Facts<'a> {

@@ -11,13 +11,13 @@ use std::sync::atomic::Ordering::Relaxed;
 use caro_engine::{MoveError, Status};
 use serde_json::Value;
 
-use super::{err, Finished, Room, Who};
+use super::{err, Room, Who};
 use crate::bot::BotEvent;
 use crate::protocol::{
     cells, encode, Cell, ErrorCode, Fault, Outcome, ProtoError, Reason, Seat, ServerMsg,
 };
 use crate::room::seats::Occupant;
-use crate::room::view;
+use crate::room::view::{self, Finished};
 use crate::store::{ForfeitRecord, GameCreated, StoreEvent};
 
 impl Room {
