@@ -2,13 +2,12 @@
 //! command, bot event or timer at a time, so the order clients see is the order things happened.
 //!
 //! The loop dispatches to modules that each own a part of the room's state and say what
-//! happened: `seats` (who is in the room), `outbox` (seq,
-//! history, durability, fan-out), `timers` (deadlines) and
-//! `view` (what clients see). This file applies their answers and plays the game
-//! (moves, results, bots, in `play`). A new feature is a module and one arm in `handle`: draw
-//! offers, takebacks and rematch as an `offers` module answering `RoomCmd::Offer`, chat as a
-//! `chat` module with its own bounded log answering `RoomCmd::Say` (its messages are not game
-//! events: no `seq`, no store).
+//! happened: `seats` (who is in the room), `outbox` (seq, history, durability, fan-out),
+//! `timers` (deadlines) and `view` (what clients see). This file applies their answers and
+//! plays the game (moves, results, bots, in `play`). A new feature is a module and one arm in
+//! `handle`: draw offers, takebacks and rematch as an `offers` module answering
+//! `RoomCmd::Offer`, chat as a `chat` module with its own bounded log answering `RoomCmd::Say`
+//! (its messages are not game events: no `seq`, no store). Game clocks go in `timers`.
 //!
 //! Abandonment (lichess-like, see docs/protocol.md): a disconnected player keeps the seat. The
 //! abandonment clock (`grace`) runs only while it is the absent player's turn; an absent player
@@ -354,6 +353,8 @@ impl Room {
 
     // --- Commands: the dispatch. ---
 
+    /// One command. Offers (draw, takeback, rematch) and chat plug in here: one arm each,
+    /// handing the command to their module and applying what it answers.
     fn handle(&mut self, cmd: RoomCmd) {
         match cmd {
             RoomCmd::Join {

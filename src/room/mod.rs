@@ -193,6 +193,8 @@ pub enum RoomCmd {
         /// Which connection (a newer one of the same player is left alone).
         conn_id: u64,
     },
+    // Draw offers, takebacks and rematch (`Offer`), and chat (`Say`), come here as commands
+    // of their own, each handled by a module of its own beside `seats` (see `actor`).
 }
 
 /// A cloneable way to reach a room, wherever it runs (see the module docs).
