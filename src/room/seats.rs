@@ -272,3 +272,62 @@ impl Seats {
         Some(Departed::Player)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::Metrics;
+
+    fn who(name: &str, conn_id: u64) -> Who {
+        // Seats send nothing: the queue's receiving end is not needed.
+        let (client, _) = ClientHandle::new(conn_id, 4, Arc::new(Metrics::default()));
+        Who {
+            player_id: name.into(),
+            name: name.into(),
+            client,
+        }
+    }
+
+    #[test]
+    fn a_newcomer_takes_the_open_seat_and_a_third_watches() {
+        let mut seats = Seats::new([Occupant::Open, Occupant::Open]);
+        assert!(matches!(
+            seats.join(&who("a", 1), None, true, 10),
+            Ok(Joining::Seated(Seat::X))
+        ));
+        assert!(matches!(
+            seats.join(&who("b", 2), None, true, 10),
+            Ok(Joining::Seated(Seat::O))
+        ));
+        assert!(matches!(
+            seats.join(&who("c", 3), None, true, 10),
+            Ok(Joining::Watching { new: true })
+        ));
+        assert!(seats.records().is_some());
+        let e = seats.join(&who("d", 4), Some(JoinAs::Player), true, 10);
+        assert_eq!(e.err().map(|e| e.code), Some(ErrorCode::SeatTaken));
+    }
+
+    #[test]
+    fn a_seat_is_held_across_a_disconnect_and_given_back() {
+        let mut seats = Seats::new([Occupant::Open, Occupant::Open]);
+        seats.join(&who("a", 1), None, true, 10).unwrap();
+        // An older connection's end is ignored once a newer one holds the seat.
+        assert!(seats.disconnected("a", 7).is_none());
+        assert!(matches!(seats.disconnected("a", 1), Some(Departed::Player)));
+        assert!(seats.absent(Seat::X) && seats.is_empty());
+        assert_eq!(seats.reconnect(&who("a", 2)), Some(Seat::X));
+        assert!(!seats.absent(Seat::X));
+    }
+
+    #[test]
+    fn leaving_before_the_game_frees_the_seat() {
+        let mut seats = Seats::new([Occupant::Open, Occupant::Open]);
+        seats.join(&who("a", 1), None, true, 10).unwrap();
+        assert!(seats.records().is_none());
+        assert!(matches!(seats.leave("a", false, false), Ok(Leaving::Freed)));
+        assert!(matches!(seats.occupant(Seat::X), Occupant::Open));
+        let e = seats.leave("a", false, false);
+        assert_eq!(e.err().map(|e| e.code), Some(ErrorCode::NotInRoom));
+    }
+}

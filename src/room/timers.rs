@@ -187,3 +187,57 @@ pub(super) async fn sleep_until_opt(deadline: Option<Instant>) {
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn settings() -> RoomSettings {
+        RoomSettings {
+            grace: Duration::from_secs(60),
+            absent_cap: Duration::from_secs(300),
+            crowd_update: Duration::from_secs(1),
+            finished_ttl: Duration::from_secs(600),
+            empty_ttl: Duration::from_secs(120),
+            history_events: 10,
+            send_queue: 64,
+            max_spectators: 10,
+            min_board: 5,
+            max_board: 25,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_turn_clock_keeps_its_start_while_the_same_side_is_away() {
+        let s = settings();
+        let mut t = Timers::new();
+        let start = Instant::now();
+        t.turn_absent(Some(Seat::O));
+        tokio::time::advance(Duration::from_secs(30)).await;
+        t.turn_absent(Some(Seat::O));
+        assert_eq!(
+            t.next_deadline(&s, true, [None, None]),
+            Some(start + s.grace)
+        );
+        assert_eq!(t.turn_expired(start + s.grace, &s), Some(Seat::O));
+        t.turn_absent(None);
+        assert_eq!(t.next_deadline(&s, true, [None, None]), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_empty_room_closes_only_without_a_game_in_progress() {
+        let s = settings();
+        let mut t = Timers::new();
+        let start = Instant::now();
+        t.maybe_empty(true);
+        assert_eq!(t.next_deadline(&s, true, [None, None]), None);
+        let later = start + s.empty_ttl;
+        assert!(!t.empty_expired(later, &s, true, true));
+        assert!(t.empty_expired(later, &s, true, false));
+        // Someone came in: the empty clock is forgotten.
+        assert!(!t.empty_expired(later, &s, false, false));
+        assert_eq!(t.next_deadline(&s, false, [None, None]), None);
+    }
+}
