@@ -5,12 +5,7 @@
 //!
 //! Everyone else reaches a connection through its [`ClientHandle`], whose `send` never waits: a
 //! client whose queue is full has fallen too far behind and is closed, so it can never stall a
-//! room or other clients.
-//!
-//! Close codes: 1000 normal, 1001 server shutting down / heartbeat lost, 1002 WebSocket protocol
-//! violation, 1007 invalid UTF-8, 1008 flooding or no `hello` in time, 1009 frame too large,
-//! 1013 too slow (queue overflow), 4000 session taken over by a newer connection with the same
-//! token.
+//! room or other clients. The close codes are in [`client`](crate::client).
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering::Relaxed;
@@ -27,101 +22,17 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
+use crate::client::{
+    ClientHandle, Kick, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TAKEN_OVER,
+    CLOSE_TOO_BIG, CLOSE_TOO_SLOW, READER, WRITER,
+};
 use crate::lobby::Session;
-use crate::metrics::Metrics;
 use crate::protocol::{
     encode, encode_error, parse, ClientMsg, ErrorCode, ProtoError, ServerMsg, PROTOCOL_VERSION,
 };
-use crate::room::{self, RoomCmd, RoomHandle, Who};
-use crate::signal::Signal;
+use crate::room::{RoomCmd, RoomHandle, Who};
 use crate::store::StoreEvent;
 use crate::Server;
-
-/// Close code: normal closure.
-pub const CLOSE_NORMAL: u16 = 1000;
-/// Close code: the server is going away (shutdown) or the peer stopped answering pings.
-pub const CLOSE_GOING_AWAY: u16 = 1001;
-/// Close code: policy violation (flooding, no `hello` in time).
-pub const CLOSE_POLICY: u16 = 1008;
-/// Close code: a frame or message over `limits.max_frame_bytes`.
-pub const CLOSE_TOO_BIG: u16 = 1009;
-/// Close code: the client did not read fast enough ("try again later").
-pub const CLOSE_TOO_SLOW: u16 = 1013;
-/// Close code: the session was resumed on another connection.
-pub const CLOSE_TAKEN_OVER: u16 = 4000;
-
-/// A close request: the code and reason of the close frame. Its reader waits in slot
-/// [`READER`], its writer in [`WRITER`].
-type Kick = Signal<(u16, &'static str), 2>;
-const READER: usize = 0;
-const WRITER: usize = 1;
-
-/// A cheap, cloneable way to send to one connection without ever waiting.
-#[derive(Clone)]
-pub struct ClientHandle {
-    /// Unique per connection.
-    pub conn_id: u64,
-    tx: mpsc::Sender<Utf8Bytes>,
-    kick: Arc<Kick>,
-    metrics: Arc<Metrics>,
-}
-
-impl ClientHandle {
-    /// A handle and the queue its connection drains.
-    pub fn new(
-        conn_id: u64,
-        queue: usize,
-        metrics: Arc<Metrics>,
-    ) -> (ClientHandle, mpsc::Receiver<Utf8Bytes>) {
-        let (tx, rx) = mpsc::channel(queue);
-        let handle = ClientHandle {
-            conn_id,
-            tx,
-            kick: Arc::default(),
-            metrics,
-        };
-        (handle, rx)
-    }
-
-    /// Queues a message. Returns false if the connection is gone or was just closed for being
-    /// too slow (its queue was full).
-    pub fn send(&self, bytes: Utf8Bytes) -> bool {
-        match self.tx.try_send(bytes) {
-            Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                if self.close(CLOSE_TOO_SLOW, "too slow: messages were not read") {
-                    self.metrics
-                        .slow_clients_dropped_total
-                        .fetch_add(1, Relaxed);
-                    tracing::info!(conn = self.conn_id, "dropping a slow client");
-                }
-                false
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
-        }
-    }
-
-    /// Queues a WebSocket ping (the heartbeat). In the queue it is an empty text, which is never
-    /// a message (every message is a JSON object); the writer sends it as a ping frame.
-    fn ping(&self) -> bool {
-        self.send(Utf8Bytes::default())
-    }
-
-    /// Asks the connection to close with `code`; the first request wins. True if this was it.
-    pub fn close(&self, code: u16, reason: &'static str) -> bool {
-        self.kick.raise((code, reason))
-    }
-
-    /// Whether a close was requested.
-    pub fn is_closing(&self) -> bool {
-        self.kick.get().is_some()
-    }
-
-    /// The close requested first (code and reason), if any.
-    pub fn close_request(&self) -> Option<(u16, &'static str)> {
-        self.kick.get().copied()
-    }
-}
 
 /// A token bucket: `rate` messages per second, bursts of `burst`.
 struct Bucket {
@@ -179,14 +90,12 @@ where
     let (client, rx) = ClientHandle::new(conn_id, cfg.limits.send_queue, server.metrics.clone());
     // Registered for the shutdown, which closes every registered connection; one that registers
     // after that pass sees the token cancelled here.
-    server.connections.insert(conn_id, client.clone());
+    server.add_connection(client.clone());
     if server.shutdown.is_cancelled() {
         client.close(CLOSE_GOING_AWAY, "server shutting down");
     }
     let (sink, mut stream) = ws.split();
-    let writer = server
-        .tracker
-        .spawn(write_loop(sink, rx, client.kick.clone()));
+    let writer = server.tracker.spawn(write_loop(sink, rx, client.kick()));
     let mut conn = Conn {
         bucket: Bucket {
             tokens: cfg.limits.rate_burst as f64,
@@ -203,7 +112,7 @@ where
     tracing::debug!(conn = conn_id, "connection open");
     conn.read_loop(&mut stream).await;
     conn.cleanup().await;
-    server.connections.remove(&conn_id);
+    server.remove_connection(conn_id);
     let _ = writer.await;
     tracing::debug!(conn = conn_id, "connection closed");
     server.metrics.connections.fetch_sub(1, Relaxed);
@@ -218,7 +127,7 @@ impl Conn {
         // every connection's task cost about 1 KiB per connection.
         let server = self.server.clone();
         let cfg = &server.config;
-        let kick = self.client.kick.clone();
+        let kick = self.client.kick();
         let hello_by = Instant::now() + cfg.server.handshake_timeout;
         let mut last_seen = Instant::now();
         let mut ping_at = last_seen + cfg.server.heartbeat;
@@ -420,8 +329,7 @@ impl Conn {
                 x,
                 o,
             } => {
-                let params = room::check_params(
-                    &self.server,
+                let params = self.server.lobby.check_params(
                     &game,
                     width,
                     height,
@@ -430,7 +338,9 @@ impl Conn {
                     &o,
                 )?;
                 let (handle, seat) =
-                    room::create(&self.server, self.who(&session), params, re.cloned())?;
+                    self.server
+                        .lobby
+                        .open_room(self.who(&session), params, re.cloned())?;
                 if seat.is_some() {
                     session.add_seat(handle.id.clone());
                 }

@@ -6,13 +6,18 @@
 //!
 //! The tree mirrors the architecture: [`http`] accepts a TCP stream and either answers plain HTTP
 //! or hands it to tokio-tungstenite; each WebSocket is served by one [`connection`] task (reader +
-//! writer with a bounded queue); the [`lobby`] keeps the room registry and sessions; each
-//! [`room`] is one task that owns its board; [`bot`] is the only bridge to the engine (and, through
-//! [`outside`], to outside Gomocup engines run as child processes); rooms hand
-//! their game records to a [`store`] (SQLite by default), which makes each move durable before
-//! it is announced and gives back the unfinished games at start.
+//! writer with a bounded queue), which everyone else reaches through a [`client::ClientHandle`];
+//! the [`lobby`] keeps the room registry and sessions and opens rooms; each [`room`] is one task
+//! that owns its board and knows only its [`room::RoomContext`], never the [`Server`]; [`bot`] is
+//! the only bridge to the engine (and, through [`outside`], to outside Gomocup engines run as
+//! child processes); rooms hand their game records to a [`store`] (SQLite by default), which
+//! makes each move durable before it is announced and gives back the unfinished games at start.
+//!
+//! Imports run one way: `connection` -> `lobby` -> `room` -> `client`, `store`, `bot`; a room
+//! reports its end to the lobby through the [`room::Registry`] trait, not by importing it.
 
 pub mod bot;
+pub mod client;
 pub mod config;
 pub mod connection;
 pub mod http;
@@ -36,20 +41,22 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::bot::BotPool;
+use crate::client::{ClientHandle, CLOSE_GOING_AWAY};
 use crate::config::Config;
-use crate::connection::{ClientHandle, CLOSE_GOING_AWAY};
 use crate::lobby::Lobby;
 use crate::metrics::Metrics;
+use crate::room::{RoomContext, RoomSettings};
 use crate::store::Store;
 
-/// Everything the tasks of one server share.
+/// Everything the tasks of one server share. Rooms never see it (they get a
+/// [`room::RoomContext`]); connections and the HTTP edge do.
 pub struct Server {
     /// Validated settings.
     pub config: Config,
     /// Rooms and sessions.
-    pub lobby: Lobby,
+    pub lobby: Arc<Lobby>,
     /// Bot levels and the search scheduler.
-    pub bots: BotPool,
+    pub bots: Arc<BotPool>,
     /// Game records.
     pub store: Arc<dyn Store>,
     /// Counters.
@@ -61,8 +68,24 @@ pub struct Server {
     /// Bounds simultaneous connections.
     pub connection_permits: Arc<Semaphore>,
     /// Every open WebSocket connection, by id: the shutdown closes them.
-    pub connections: DashMap<u64, ClientHandle>,
+    connections: DashMap<u64, ClientHandle>,
     next_id: AtomicU64,
+}
+
+/// What rooms play by, from the config.
+fn room_settings(config: &Config) -> RoomSettings {
+    RoomSettings {
+        grace: config.rooms.grace,
+        absent_cap: config.rooms.absent_cap,
+        crowd_update: config.rooms.crowd_update,
+        finished_ttl: config.rooms.finished_ttl,
+        empty_ttl: config.rooms.empty_ttl,
+        history_events: config.rooms.history_events,
+        send_queue: config.limits.send_queue,
+        max_spectators: config.limits.max_spectators,
+        min_board: config.limits.min_board,
+        max_board: config.limits.max_board,
+    }
 }
 
 impl Server {
@@ -71,18 +94,29 @@ impl Server {
         let metrics = Arc::new(Metrics::default());
         let tracker = TaskTracker::new();
         let shutdown = CancellationToken::new();
-        let bots = BotPool::new(
+        let bots = Arc::new(BotPool::new(
             config.bots.clone(),
             config.search.clone(),
             metrics.clone(),
             tracker.clone(),
             shutdown.clone(),
-        );
+        ));
+        let lobby = Arc::new(Lobby::new(config.limits.max_rooms, |registry| {
+            RoomContext {
+                settings: room_settings(&config),
+                store: store.clone(),
+                bots: bots.clone(),
+                metrics: metrics.clone(),
+                shutdown: shutdown.clone(),
+                tracker: tracker.clone(),
+                registry,
+            }
+        }));
         Arc::new(Server {
             connection_permits: Arc::new(Semaphore::new(config.limits.max_connections)),
             connections: DashMap::new(),
             config,
-            lobby: Lobby::default(),
+            lobby,
             bots,
             store,
             metrics,
@@ -96,6 +130,16 @@ impl Server {
     pub fn next_id(&self) -> u64 {
         self.next_id
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Registers an open connection, for the shutdown to close.
+    pub(crate) fn add_connection(&self, client: ClientHandle) {
+        self.connections.insert(client.conn_id, client);
+    }
+
+    /// Forgets a closed connection.
+    pub(crate) fn remove_connection(&self, conn_id: u64) {
+        self.connections.remove(&conn_id);
     }
 }
 
@@ -135,8 +179,16 @@ pub async fn run_with_store(
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "listening");
     }
-    server.tracker.spawn(lobby::janitor(server.clone()));
-    server.tracker.spawn(lobby::feed(server.clone()));
+    server.tracker.spawn(lobby::janitor(
+        server.lobby.clone(),
+        server.config.server.session_ttl,
+        server.shutdown.clone(),
+    ));
+    server.tracker.spawn(lobby::feed(
+        server.lobby.clone(),
+        server.config.rooms.lobby_update,
+        server.shutdown.clone(),
+    ));
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -187,7 +239,7 @@ async fn restore(server: &Arc<Server>) -> std::io::Result<()> {
     let mut seats: std::collections::HashMap<String, std::collections::HashSet<Arc<str>>> =
         std::collections::HashMap::new();
     for game in &restored.games {
-        match room::restore(server, game) {
+        match server.lobby.restore_room(game) {
             Ok(id) => {
                 for p in [&game.summary.players.x, &game.summary.players.o] {
                     if let store::SeatRecord::Human { player_id, .. } = p {

@@ -2,20 +2,29 @@
 //! across an `.await`. A session is an identity (player id, name, secret token) that outlives
 //! connections, so a player who reconnects with the token gets their seats back.
 //!
-//! The lobby decides nothing about games: rooms do.
+//! The lobby decides nothing about games: rooms do. It opens them ([`Lobby::open_room`],
+//! [`Lobby::restore_room`]) with the one [`RoomContext`] they share, and is the
+//! [`Registry`](room::Registry) they report their end to. It must never import `connection` or
+//! `crate::Server`: connections call the lobby, not the other way round.
+//!
+//! Rooms are reached only through their [`RoomHandle`], so a room on another node could be
+//! registered here behind the same handle (see `room`'s module docs).
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
 
 use dashmap::DashMap;
+use parking_lot::Mutex;
+use serde_json::Value;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
-use crate::connection::ClientHandle;
+use crate::client::ClientHandle;
 use crate::latest::Latest;
-use crate::protocol::{encode, RoomSummary, ServerMsg};
-use crate::room::RoomHandle;
-use crate::store::hash_token;
-use crate::Server;
+use crate::protocol::{encode, ErrorCode, ProtoError, RoomSummary, SeatSpec, ServerMsg};
+use crate::room::{self, Joined, RoomContext, RoomHandle, RoomParams, Who};
+use crate::store::{hash_token, GameRecord};
 
 /// A room as the registry knows it: how to reach it and its latest summary.
 #[derive(Clone)]
@@ -42,88 +51,160 @@ pub struct Session {
     pub last_seen: Mutex<Instant>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl Session {
     /// Current name.
     pub fn name(&self) -> Arc<str> {
-        lock(&self.name).clone()
+        self.name.lock().clone()
     }
     /// Installs `client` as the session's connection, returning the one it replaces.
     pub fn attach(&self, client: ClientHandle) -> Option<ClientHandle> {
-        *lock(&self.last_seen) = Instant::now();
-        lock(&self.conn).replace(client)
+        *self.last_seen.lock() = Instant::now();
+        self.conn.lock().replace(client)
     }
     /// Forgets the connection if it is still `conn_id`.
     pub fn detach(&self, conn_id: u64) {
-        let mut conn = lock(&self.conn);
+        let mut conn = self.conn.lock();
         if conn.as_ref().is_some_and(|c| c.conn_id == conn_id) {
             *conn = None;
         }
-        *lock(&self.last_seen) = Instant::now();
+        *self.last_seen.lock() = Instant::now();
     }
     /// Rooms where it holds a seat.
     pub fn seats(&self) -> Vec<Arc<str>> {
-        lock(&self.seats).iter().cloned().collect()
+        self.seats.lock().iter().cloned().collect()
     }
     /// Notes a seat.
     pub fn add_seat(&self, room: Arc<str>) {
-        lock(&self.seats).insert(room);
+        self.seats.lock().insert(room);
     }
     /// Forgets a seat.
     pub fn remove_seat(&self, room: &str) {
-        lock(&self.seats).remove(room);
+        self.seats.lock().remove(room);
     }
     /// Sets the name.
     pub fn set_name(&self, name: Arc<str>) {
-        *lock(&self.name) = name;
+        *self.name.lock() = name;
     }
 }
 
-/// Rooms and sessions.
+/// The open rooms, by id: what rooms report to.
 #[derive(Default)]
-pub struct Lobby {
+struct Rooms {
     /// Hashed with ahash, not SipHash (a lookup per room command; ids are server-made).
-    rooms: DashMap<Arc<str>, RoomEntry, ahash::RandomState>,
-    /// By token hash.
-    sessions: DashMap<String, Arc<Session>>,
-    /// Connections that asked for `lobby_update`s, by connection id.
-    watchers: DashMap<u64, ClientHandle>,
+    map: DashMap<Arc<str>, RoomEntry, ahash::RandomState>,
     /// Rooms closed since the lobby feed last looked.
     closed: Mutex<Vec<Arc<str>>>,
 }
 
+impl room::Registry for Rooms {
+    fn room_closed(&self, id: &str) {
+        if let Some((id, _)) = self.map.remove(id) {
+            self.closed.lock().push(id);
+        }
+    }
+}
+
+/// Rooms and sessions.
+pub struct Lobby {
+    rooms: Arc<Rooms>,
+    /// By token hash.
+    sessions: DashMap<String, Arc<Session>>,
+    /// Connections that asked for `lobby_update`s, by connection id.
+    watchers: DashMap<u64, ClientHandle>,
+    /// What every room it opens is given.
+    rooms_ctx: Arc<RoomContext>,
+    /// Rooms open at most at once.
+    max_rooms: usize,
+}
+
 impl Lobby {
+    /// A lobby with no rooms and no sessions, opening at most `max_rooms` rooms at once, each
+    /// with the context `context` makes from the registry they report to (the lobby's own).
+    pub fn new(
+        max_rooms: usize,
+        context: impl FnOnce(Arc<dyn room::Registry>) -> RoomContext,
+    ) -> Lobby {
+        let rooms = Arc::new(Rooms::default());
+        Lobby {
+            rooms_ctx: Arc::new(context(rooms.clone())),
+            rooms,
+            sessions: DashMap::new(),
+            watchers: DashMap::new(),
+            max_rooms,
+        }
+    }
     /// A room by id.
     pub fn room(&self, id: &str) -> Option<RoomEntry> {
-        self.rooms.get(id).map(|e| e.value().clone())
+        self.rooms.map.get(id).map(|e| e.value().clone())
     }
-    /// Registers a room.
-    pub fn insert_room(&self, entry: RoomEntry) {
-        self.rooms.insert(entry.handle.id.clone(), entry);
-    }
-    /// Unregisters a room (called by the room task as it ends).
-    pub fn remove_room(&self, id: &str) {
-        if let Some((id, _)) = self.rooms.remove(id) {
-            lock(&self.closed).push(id);
+    fn register(&self) -> impl FnOnce(RoomHandle, room::Summary) + '_ {
+        |handle, summary| {
+            self.rooms
+                .map
+                .insert(handle.id.clone(), RoomEntry { handle, summary });
         }
+    }
+    /// Checks `create_room` parameters (board bounds, rule, bot levels).
+    pub fn check_params(
+        &self,
+        game: &str,
+        width: Option<i64>,
+        height: Option<i64>,
+        rule: Option<&str>,
+        x: &SeatSpec,
+        o: &SeatSpec,
+    ) -> Result<RoomParams, ProtoError> {
+        room::check_params(&self.rooms_ctx, game, width, height, rule, x, o)
+    }
+    /// Opens a room with `creator` in it and registers it; the room sends `room_joined` itself.
+    /// Returns the room's handle and the creator's seat.
+    pub fn open_room(
+        &self,
+        creator: Who,
+        params: RoomParams,
+        re: Option<Value>,
+    ) -> Result<(RoomHandle, Joined), ProtoError> {
+        if self.rooms_ctx.shutdown.is_cancelled() {
+            return Err(ProtoError::new(
+                ErrorCode::ShuttingDown,
+                "the server is shutting down",
+            ));
+        }
+        if self.room_count() >= self.max_rooms {
+            return Err(ProtoError::new(
+                ErrorCode::TooManyRooms,
+                "the server has as many rooms as it allows; try again later",
+            ));
+        }
+        let id: Arc<str> = uuid::Uuid::new_v4().simple().to_string()[..10].into();
+        Ok(room::spawn(
+            &self.rooms_ctx,
+            id,
+            creator,
+            params,
+            re,
+            self.register(),
+        ))
+    }
+    /// Re-opens the room of an unfinished stored game after a restart (see [`room::restore`]).
+    pub fn restore_room(&self, record: &GameRecord) -> Result<Arc<str>, caro_engine::RulesError> {
+        room::restore(&self.rooms_ctx, record, self.register())
     }
     /// Asks every room task to stop (server shutdown).
     pub fn stop_rooms(&self) {
-        for e in self.rooms.iter() {
+        for e in self.rooms.map.iter() {
             e.handle.stop();
         }
     }
     /// Open rooms.
     pub fn room_count(&self) -> usize {
-        self.rooms.len()
+        self.rooms.map.len()
     }
     /// Every room's summary, oldest id first is not promised: sorted by id for stable output.
     pub fn summaries(&self) -> Vec<RoomSummary> {
         let mut v: Vec<RoomSummary> = self
             .rooms
+            .map
             .iter()
             .map(|e| e.value().summary.read(RoomSummary::clone))
             .collect();
@@ -186,52 +267,49 @@ impl Lobby {
     pub fn purge_sessions(&self, ttl: std::time::Duration) {
         let now = Instant::now();
         self.sessions.retain(|_, s| {
-            if lock(&s.conn).is_some() {
+            if s.conn.lock().is_some() {
                 return true;
             }
-            if s.seats().iter().any(|r| self.rooms.contains_key(r)) {
+            if s.seats().iter().any(|r| self.rooms.map.contains_key(r)) {
                 return true;
             }
-            now.duration_since(*lock(&s.last_seen)) < ttl
+            now.duration_since(*s.last_seen.lock()) < ttl
         });
     }
 }
 
-/// Periodically forgets expired sessions, until shutdown.
-pub async fn janitor(server: Arc<Server>) {
-    let period = (server.config.server.session_ttl / 4).clamp(
-        std::time::Duration::from_millis(100),
-        std::time::Duration::from_secs(60),
-    );
+/// Every `ttl / 4` (within 100 ms..=60 s) forgets the sessions expired for `ttl`, until
+/// `shutdown`.
+pub async fn janitor(lobby: Arc<Lobby>, ttl: Duration, shutdown: CancellationToken) {
+    let period = (ttl / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
     loop {
         tokio::select! {
-            _ = server.shutdown.cancelled() => return,
-            _ = tokio::time::sleep(period) => server.lobby.purge_sessions(server.config.server.session_ttl),
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(period) => lobby.purge_sessions(ttl),
         }
     }
 }
 
-/// The lobby feed: every `rooms.lobby_update_ms`, the rooms that opened, changed or closed since
-/// the last look go to every watcher as one `lobby_update`, serialized once. It reads each
-/// room's published summary when its version has moved, so rooms do no extra work for it.
-/// Until shutdown.
-pub async fn feed(server: Arc<Server>) {
-    let lobby = &server.lobby;
+/// The lobby feed: every `period` (`rooms.lobby_update_ms`), the rooms that opened, changed or
+/// closed since the last look go to every watcher as one `lobby_update`, serialized once. It
+/// reads each room's published summary when its version has moved, so rooms do no extra work for
+/// it. Until `shutdown`.
+pub async fn feed(lobby: Arc<Lobby>, period: Duration, shutdown: CancellationToken) {
     // Each room's summary as last looked at, and its version then.
     let mut seen: std::collections::HashMap<Arc<str>, (Arc<Latest<RoomSummary>>, u64)> =
         std::collections::HashMap::new();
-    let mut tick = tokio::time::interval(server.config.rooms.lobby_update);
+    let mut tick = tokio::time::interval(period);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = server.shutdown.cancelled() => return,
+            _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
         // Every room closed since the last look, even one that opened and closed between two
         // looks (a watcher may have it from its `room_list`). Taken before the pass over the
         // open rooms, so a room closing during the pass is removed in the next update, after
         // this one's summary of it, never before.
-        let mut removed: Vec<String> = std::mem::take(&mut *lock(&lobby.closed))
+        let mut removed: Vec<String> = std::mem::take(&mut *lobby.rooms.closed.lock())
             .into_iter()
             .map(|id| {
                 seen.remove(&id);
@@ -239,7 +317,7 @@ pub async fn feed(server: Arc<Server>) {
             })
             .collect();
         let mut rooms = Vec::new();
-        for entry in lobby.rooms.iter() {
+        for entry in lobby.rooms.map.iter() {
             match seen.get_mut(entry.key()) {
                 Some((latest, version)) if latest.version() == *version => {}
                 Some((latest, version)) => {
@@ -249,12 +327,11 @@ pub async fn feed(server: Arc<Server>) {
                 }
                 None => {
                     let latest = entry.value().summary.clone();
+                    // A room's summary is whole from the start (`room::spawn` registers it
+                    // built), so a room seen for the first time is listed at once.
                     let (summary, version) = latest.get();
-                    // A room registered before it published its first summary is new next time.
-                    if !summary.game.is_empty() {
-                        rooms.push(summary);
-                        seen.insert(entry.key().clone(), (latest, version));
-                    }
+                    rooms.push(summary);
+                    seen.insert(entry.key().clone(), (latest, version));
                 }
             }
         }

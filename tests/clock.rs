@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use caro_arena::client::ClientHandle;
 use caro_arena::config::Config;
-use caro_arena::connection::ClientHandle;
 use caro_arena::protocol::SeatSpec;
 use caro_arena::room::{self, RoomCmd, Who};
 use caro_arena::store::NullStore;
@@ -52,17 +52,18 @@ impl Fake {
 async fn game(server: &Arc<Server>) -> (Fake, Fake, room::RoomHandle) {
     let mut x = Fake::new(server, "x");
     let mut o = Fake::new(server, "o");
-    let params = room::check_params(
-        server,
-        "caro",
-        None,
-        None,
-        None,
-        &SeatSpec::Word("me".into()),
-        &SeatSpec::Word("open".into()),
-    )
-    .unwrap();
-    let (handle, _) = room::create(server, x.who.clone(), params, None).unwrap();
+    let params = server
+        .lobby
+        .check_params(
+            "caro",
+            None,
+            None,
+            None,
+            &SeatSpec::Word("me".into()),
+            &SeatSpec::Word("open".into()),
+        )
+        .unwrap();
+    let (handle, _) = server.lobby.open_room(x.who.clone(), params, None).unwrap();
     handle.join(o.who.clone(), None, None).await.unwrap();
     play(&handle, &x, 7, 7).await;
     x.drain().await;
@@ -205,17 +206,21 @@ async fn create_and_join_are_refused_while_shutting_down() {
     let server = server();
     let (x, _o, h) = game(&server).await;
     server.shutdown.cancel();
-    let params = room::check_params(
-        &server,
-        "tictactoe",
-        None,
-        None,
-        None,
-        &SeatSpec::Word("me".into()),
-        &SeatSpec::Word("open".into()),
-    )
-    .unwrap();
-    let e = room::create(&server, x.who.clone(), params, None).unwrap_err();
+    let params = server
+        .lobby
+        .check_params(
+            "tictactoe",
+            None,
+            None,
+            None,
+            &SeatSpec::Word("me".into()),
+            &SeatSpec::Word("open".into()),
+        )
+        .unwrap();
+    let e = server
+        .lobby
+        .open_room(x.who.clone(), params, None)
+        .unwrap_err();
     assert_eq!(e.code.as_str(), "shutting_down");
     // The room task stops with the server: a join finds it gone or refuses.
     let late = Fake::new(&server, "late");

@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use caro_arena::connection::ClientHandle;
+use caro_arena::client::ClientHandle;
 use caro_arena::metrics::Metrics;
 use common::*;
 use serde_json::json;

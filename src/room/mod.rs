@@ -5,20 +5,98 @@
 //!
 //! A room never blocks on a client: every send is a `try_send` into a bounded queue, and a client
 //! whose queue is full is dropped.
+//!
+//! A room knows only its [`RoomContext`] (its settings, the store, the bot pool, metrics, the
+//! shutdown and the [`Registry`] it reports to), never the server, the lobby or connections: this
+//! module must never import `lobby`, `connection` or `crate::Server`. The lobby opens rooms
+//! ([`spawn`], [`restore`]) and is the registry they report their end to.
+//!
+//! ## Where a room lives: `RoomHandle` and its `Route`
+//!
+//! A [`RoomHandle`] is the room's id and a private `Route` enum saying how commands reach it.
+//! There is one variant today, `Local` (the task's command queue and stop signal). A room on
+//! another node would be a `Remote` variant (a link to that node, which forwards `RoomCmd`s and
+//! brings replies back) with one more arm in `send` and `stop`; callers (connections, the lobby,
+//! tests) would not change. An enum rather than a trait object because the transports are a
+//! closed set this crate owns, and `send` is on the path of every move: a match on a variant
+//! costs nothing, where `dyn` would need a boxed future per command. What a remote room cannot
+//! take as it is, `Who`'s `ClientHandle` (a local queue), is for that later issue to translate.
+//!
+//! The actor is split by job (see `actor`): `seats` (seats, members, reconnects), `outbox` (seq,
+//! history, "durable before acknowledged", fan-out), `timers` (deadlines) and `view` (summaries
+//! and publishing); play and bots are in `actor` itself.
 
 mod actor;
+mod outbox;
+mod seats;
+mod timers;
+mod view;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use caro_engine::{GameKind, Rule, Rules};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
-use crate::connection::ClientHandle;
-use crate::lobby::RoomEntry;
-use crate::protocol::{ErrorCode, JoinAs, ProtoError, Seat, SeatSpec};
+use crate::bot::BotPool;
+use crate::client::ClientHandle;
+use crate::latest::Latest;
+use crate::metrics::Metrics;
+use crate::protocol::{ErrorCode, JoinAs, ProtoError, RoomSummary, Seat, SeatSpec};
 use crate::signal::Signal;
-use crate::Server;
+use crate::store::Store;
+
+/// The settings a room plays by (copied from the config once, at start).
+#[derive(Clone, Debug)]
+pub struct RoomSettings {
+    /// How long the side to move may be away before it loses.
+    pub grace: Duration,
+    /// How long a player may be away in total before it loses.
+    pub absent_cap: Duration,
+    /// Least time between two `room_update`s caused by spectators coming and going.
+    pub crowd_update: Duration,
+    /// How long a finished game's room stays open.
+    pub finished_ttl: Duration,
+    /// How long a room with no game in progress stays open with nobody in it.
+    pub empty_ttl: Duration,
+    /// Events kept for `sync`.
+    pub history_events: usize,
+    /// A client's queue length (a `sync` replay must fit in half of it).
+    pub send_queue: usize,
+    /// Spectators per room.
+    pub max_spectators: usize,
+    /// Smallest Caro board side.
+    pub min_board: u8,
+    /// Largest Caro board side.
+    pub max_board: u8,
+}
+
+/// Where a room reports its life: the lobby, for a local room.
+pub trait Registry: Send + Sync {
+    /// The room `id` has closed (called once, by the room task as it ends).
+    fn room_closed(&self, id: &str);
+}
+
+/// Everything a room may use of the server, and nothing more.
+pub struct RoomContext {
+    /// Timings and limits.
+    pub settings: RoomSettings,
+    /// Game records: a move is recorded here before anyone hears of it.
+    pub store: Arc<dyn Store>,
+    /// Bot levels and the search scheduler.
+    pub bots: Arc<BotPool>,
+    /// Counters.
+    pub metrics: Arc<Metrics>,
+    /// Cancelled when the server stops: rooms refuse joins and close quietly.
+    pub shutdown: CancellationToken,
+    /// Room tasks are spawned here, so the shutdown waits for them.
+    pub tracker: TaskTracker,
+    /// Told when a room closes.
+    pub registry: Arc<dyn Registry>,
+}
 
 /// Who sends a command: the identity and the connection to answer.
 #[derive(Clone)]
@@ -115,16 +193,29 @@ pub enum RoomCmd {
         /// Which connection (a newer one of the same player is left alone).
         conn_id: u64,
     },
+    // Draw offers, takebacks and rematch (`Offer`), and chat (`Say`), come here as commands
+    // of their own, each handled by a module of its own beside `seats` (see `actor`).
 }
 
-/// A cloneable way to reach a room task.
+/// A cloneable way to reach a room, wherever it runs (see the module docs).
 #[derive(Clone)]
 pub struct RoomHandle {
     /// Room id.
     pub id: Arc<str>,
-    tx: mpsc::Sender<RoomCmd>,
-    /// The shutdown's request to stop (a bounded command queue could be full).
-    stop: Arc<Stop>,
+    route: Route,
+}
+
+/// How commands reach a room.
+#[derive(Clone)]
+enum Route {
+    /// A task of this process.
+    Local {
+        /// Its command queue.
+        tx: mpsc::Sender<RoomCmd>,
+        /// The shutdown's request to stop (a bounded command queue could be full).
+        stop: Arc<Stop>,
+    },
+    // Remote { node: NodeLink } comes with rooms on other nodes.
 }
 
 impl std::fmt::Debug for RoomHandle {
@@ -143,28 +234,36 @@ fn gone() -> ProtoError {
 }
 
 impl RoomHandle {
-    /// A handle for room `id` and the command queue its task drains.
-    fn new(id: Arc<str>) -> (RoomHandle, mpsc::Receiver<RoomCmd>) {
+    /// A handle for a local room `id`, the command queue its task drains and its stop signal.
+    fn local(id: Arc<str>) -> (RoomHandle, mpsc::Receiver<RoomCmd>, Arc<Stop>) {
         let (tx, rx) = mpsc::channel(256);
         let stop = Arc::new(Stop::default());
-        (RoomHandle { id, tx, stop }, rx)
+        let route = Route::Local {
+            tx,
+            stop: stop.clone(),
+        };
+        (RoomHandle { id, route }, rx, stop)
     }
 
-    /// Asks the room task to stop (server shutdown).
+    /// Asks the room to stop (server shutdown).
     pub fn stop(&self) {
-        self.stop.raise(());
+        match &self.route {
+            Route::Local { stop, .. } => {
+                stop.raise(());
+            }
+        }
     }
 
     /// Sends a command; fails when the room has closed.
     /// The queue usually has room: then the command goes in without the asynchronous
     /// acquire's machinery (a future and its waiter), and only a full queue waits.
     pub async fn send(&self, cmd: RoomCmd) -> Result<(), ProtoError> {
-        match self.tx.try_send(cmd) {
-            Ok(()) => Ok(()),
-            Err(mpsc::error::TrySendError::Full(cmd)) => {
-                self.tx.send(cmd).await.map_err(|_| gone())
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => Err(gone()),
+        match &self.route {
+            Route::Local { tx, .. } => match tx.try_send(cmd) {
+                Ok(()) => Ok(()),
+                Err(mpsc::error::TrySendError::Full(cmd)) => tx.send(cmd).await.map_err(|_| gone()),
+                Err(mpsc::error::TrySendError::Closed(_)) => Err(gone()),
+            },
         }
     }
 
@@ -205,7 +304,7 @@ impl RoomHandle {
 
 /// Checks `create_room` parameters against the config (board bounds, rule, bot levels).
 pub fn check_params(
-    server: &Server,
+    ctx: &RoomContext,
     game: &str,
     width: Option<i64>,
     height: Option<i64>,
@@ -217,7 +316,7 @@ pub fn check_params(
     let kind: GameKind = game
         .parse()
         .map_err(|e: caro_engine::RulesError| bad(e.to_string()))?;
-    let cfg = &server.config;
+    let cfg = &ctx.settings;
     let rules = match kind {
         GameKind::TicTacToe => {
             if width.is_some_and(|w| w != 3) || height.is_some_and(|h| h != 3) {
@@ -231,7 +330,7 @@ pub fn check_params(
         GameKind::Caro => {
             let w = width.unwrap_or(15);
             let h = height.unwrap_or(w);
-            let (min, max) = (cfg.limits.min_board as i64, cfg.limits.max_board as i64);
+            let (min, max) = (cfg.min_board as i64, cfg.max_board as i64);
             if !(min..=max).contains(&w) || !(min..=max).contains(&h) {
                 return Err(bad(format!(
                     "board {w}x{h} is outside {min}x{min}..={max}x{max}"
@@ -251,7 +350,7 @@ pub fn check_params(
             SeatSpec::Word(w) => Err(bad(format!(
                 "{name}: expected \"me\", \"open\" or {{\"bot\": level}}, got {w:?}"
             ))),
-            SeatSpec::Bot { bot } => match server.bots.levels().get(bot) {
+            SeatSpec::Bot { bot } => match ctx.bots.levels().get(bot) {
                 None => Err(bad(format!("{name}: unknown bot level {bot:?}"))),
                 Some(b) => match b.plays(&rules) {
                     Ok(()) => Ok(SeatKind::Bot(bot.clone())),
@@ -267,59 +366,49 @@ pub fn check_params(
     Ok(RoomParams { rules, seats })
 }
 
-/// Creates a room with `creator` in it and registers it; the room sends `room_joined` itself.
-/// Returns the room's handle and the creator's seat.
-pub fn create(
-    server: &Arc<Server>,
+/// A room's published summary, as the registry reads it.
+pub type Summary = Arc<Latest<RoomSummary>>;
+
+/// Starts a room with `creator` in it. `register` is called with its handle and summary before
+/// the creator hears of it: a creator that shares the id the moment room_joined arrives must not
+/// send a friend to a room that is not in the lobby yet (the rooms load test did exactly that and
+/// got no_such_room). The room sends `room_joined` itself. Returns the handle and the creator's
+/// seat.
+pub fn spawn(
+    ctx: &Arc<RoomContext>,
+    id: Arc<str>,
     creator: Who,
     params: RoomParams,
     re: Option<Value>,
-) -> Result<(RoomHandle, Joined), ProtoError> {
-    if server.shutdown.is_cancelled() {
-        return Err(ProtoError::new(
-            ErrorCode::ShuttingDown,
-            "the server is shutting down",
-        ));
-    }
-    if server.lobby.room_count() >= server.config.limits.max_rooms {
-        return Err(ProtoError::new(
-            ErrorCode::TooManyRooms,
-            "the server has as many rooms as it allows; try again later",
-        ));
-    }
-    let id: Arc<str> = uuid::Uuid::new_v4().simple().to_string()[..10].into();
-    let (handle, rx) = RoomHandle::new(id.clone());
+    register: impl FnOnce(RoomHandle, Summary),
+) -> (RoomHandle, Joined) {
+    let (handle, rx, stop) = RoomHandle::local(id.clone());
     let seat = params
         .seats
         .iter()
         .position(|s| *s == SeatKind::Me)
         .map(|i| Seat::BOTH[i]);
     let client = creator.client.clone();
-    let (actor, summary) = actor::Room::new(server.clone(), id.clone(), params, creator);
-    // Registered before the creator hears of it: a creator that shares the id the moment
-    // room_joined arrives must not send a friend to a room that is not in the lobby yet
-    // (the rooms load test did exactly that and got no_such_room).
-    server.lobby.insert_room(RoomEntry {
-        handle: handle.clone(),
-        summary,
-    });
-    // The shutdown stops the rooms it finds in the lobby; one registered after that pass sees
-    // the token cancelled here.
-    if server.shutdown.is_cancelled() {
+    let (actor, summary) = actor::Room::new(ctx.clone(), id.clone(), params, creator);
+    register(handle.clone(), summary);
+    // The shutdown stops the rooms it finds registered; one registered after that pass sees the
+    // token cancelled here.
+    if ctx.shutdown.is_cancelled() {
         handle.stop();
     }
     actor.greet(&client, seat, re.as_ref());
-    server.tracker.spawn(actor.run(rx, handle.stop.clone()));
+    ctx.tracker.spawn(actor.run(rx, stop));
     tracing::info!(room = %id, "room created");
-    Ok((handle, seat))
+    (handle, seat)
 }
 
 /// Re-creates the room of an unfinished stored game after a restart (same id, moves replayed,
-/// seats held; see `actor::Room::restore`) and registers it. Fails only if the stored rules are
-/// ones this server cannot play.
+/// seats held; see `actor::Room::restore`), registered through `register` before it starts.
+/// Fails only if the stored rules are ones this server cannot play.
 pub fn restore(
-    server: &Arc<Server>,
+    ctx: &Arc<RoomContext>,
     record: &crate::store::GameRecord,
+    register: impl FnOnce(RoomHandle, Summary),
 ) -> Result<Arc<str>, caro_engine::RulesError> {
     let g = &record.summary;
     let rules = match g.game.parse::<GameKind>()? {
@@ -330,15 +419,11 @@ pub fn restore(
             g.rule.as_deref().unwrap_or("freestyle").parse()?,
         )?,
     };
-    let (actor, summary) = actor::Room::restore(server.clone(), record, rules);
-    let (handle, rx) = RoomHandle::new(g.id.as_str().into());
+    let (actor, summary) = actor::Room::restore(ctx.clone(), record, rules);
+    let (handle, rx, stop) = RoomHandle::local(g.id.as_str().into());
     let id = handle.id.clone();
-    let stop = handle.stop.clone();
-    server.lobby.insert_room(RoomEntry { handle, summary });
-    server.tracker.spawn(actor.run(rx, stop));
+    register(handle, summary);
+    ctx.tracker.spawn(actor.run(rx, stop));
     tracing::info!(room = %id, moves = record.moves.len(), "room restored");
     Ok(id)
 }
-
-/// Where a room publishes its summary (used by the actor).
-pub(crate) type SummaryTx = Arc<crate::latest::Latest<crate::protocol::RoomSummary>>;

@@ -1,0 +1,243 @@
+//! A room's deadlines: the abandonment clock of an absent side to move (`grace`), the cap on a
+//! player's total absence (`absent_cap`), the pacing of crowd `room_update`s (`crowd_update`),
+//! and how long a finished or empty room stays open (`finished_ttl`, `empty_ttl`).
+//!
+//! The room's loop sleeps until [`Timers::next_deadline`]; when it wakes, the actor asks which
+//! deadlines passed, one at a time, because each answer may change the next (an abandonment
+//! ends the game, and an ended game no longer counts absences). This module only keeps instants
+//! and compares them: it never ends a game or sends anything itself.
+//!
+//! Game clocks (time per move or per game) plug in here: a `clocks` field with the running
+//! side's deadline, one more `d.add` in `next_deadline`, and a `flagged` question like
+//! [`Timers::turn_expired`] that the actor answers with a loss on time.
+
+use tokio::time::Instant;
+
+use super::RoomSettings;
+use crate::protocol::Seat;
+
+/// The room's timestamps.
+pub(super) struct Timers {
+    /// The side to move is away: when its abandonment clock started.
+    turn_clock: Option<(Seat, Instant)>,
+    /// Spectators came or went since the last `room_update`, too soon to send another.
+    crowd_pending: bool,
+    /// The last `room_update`.
+    last_update: Instant,
+    /// When the game ended.
+    finished_at: Option<Instant>,
+    /// Since when nobody is in the room.
+    empty_since: Option<Instant>,
+}
+
+impl Timers {
+    /// No clock running.
+    pub(super) fn new() -> Timers {
+        Timers {
+            turn_clock: None,
+            crowd_pending: false,
+            last_update: Instant::now(),
+            finished_at: None,
+            empty_since: None,
+        }
+    }
+
+    /// Runs the abandonment clock of `absent` (the side to move, when it is away), or stops it
+    /// (`None`). A clock already running for that side keeps its start.
+    pub(super) fn turn_absent(&mut self, absent: Option<Seat>) {
+        match absent {
+            None => self.turn_clock = None,
+            Some(seat) if self.turn_clock.map(|(s, _)| s) != Some(seat) => {
+                self.turn_clock = Some((seat, Instant::now()));
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// The game ended now: no abandonment clock, and the room closes `finished_ttl` from now.
+    pub(super) fn finished(&mut self) {
+        self.turn_clock = None;
+        self.finished_at = Some(Instant::now());
+    }
+
+    /// Someone is in the room.
+    pub(super) fn occupied(&mut self) {
+        self.empty_since = None;
+    }
+
+    /// The room may have emptied: its empty clock starts if it did and was not running.
+    pub(super) fn maybe_empty(&mut self, empty: bool) {
+        if empty && self.empty_since.is_none() {
+            self.empty_since = Some(Instant::now());
+        }
+    }
+
+    /// Spectators came or went: true if a `room_update` may go now, otherwise one is owed
+    /// after `crowd_update`.
+    pub(super) fn crowd_changed(&mut self, settings: &RoomSettings) -> bool {
+        if self.last_update.elapsed() >= settings.crowd_update {
+            true
+        } else {
+            self.crowd_pending = true;
+            false
+        }
+    }
+
+    /// A `room_update` went out now.
+    pub(super) fn updated(&mut self) {
+        self.crowd_pending = false;
+        self.last_update = Instant::now();
+    }
+
+    /// The earliest deadline: `playing` says whether a game is in progress, `away` since when
+    /// each seat's player is away.
+    pub(super) fn next_deadline(
+        &self,
+        settings: &RoomSettings,
+        playing: bool,
+        away: [Option<Instant>; 2],
+    ) -> Option<Instant> {
+        let mut d = Deadlines(None);
+        if let Some((_, t)) = self.turn_clock {
+            d.add(t + settings.grace);
+        }
+        if playing {
+            for t in away.into_iter().flatten() {
+                d.add(t + settings.absent_cap);
+            }
+        }
+        if self.crowd_pending {
+            d.add(self.last_update + settings.crowd_update);
+        }
+        if let Some(t) = self.finished_at {
+            d.add(t + settings.finished_ttl);
+        }
+        if let Some(t) = self.empty_since {
+            if !playing {
+                d.add(t + settings.empty_ttl);
+            }
+        }
+        d.0
+    }
+
+    /// The absent side to move whose grace ran out by `now`.
+    pub(super) fn turn_expired(&self, now: Instant, settings: &RoomSettings) -> Option<Seat> {
+        let (seat, t) = self.turn_clock?;
+        (now >= t + settings.grace).then_some(seat)
+    }
+
+    /// The first seat (X first) whose player has been away for `absent_cap` by `now`.
+    pub(super) fn absence_expired(
+        now: Instant,
+        settings: &RoomSettings,
+        away: [Option<Instant>; 2],
+    ) -> Option<Seat> {
+        Seat::BOTH
+            .into_iter()
+            .find(|s| away[s.index()].is_some_and(|t| now >= t + settings.absent_cap))
+    }
+
+    /// Whether an owed crowd `room_update` is due by `now`.
+    pub(super) fn crowd_due(&self, now: Instant, settings: &RoomSettings) -> bool {
+        self.crowd_pending && now >= self.last_update + settings.crowd_update
+    }
+
+    /// Whether the finished game's room has stayed open long enough by `now`.
+    pub(super) fn finished_expired(&self, now: Instant, settings: &RoomSettings) -> bool {
+        self.finished_at
+            .is_some_and(|t| now >= t + settings.finished_ttl)
+    }
+
+    /// Whether the room, empty and with no game in progress, has stayed open long enough by
+    /// `now`. A room found occupied forgets its empty clock.
+    pub(super) fn empty_expired(
+        &mut self,
+        now: Instant,
+        settings: &RoomSettings,
+        empty: bool,
+        playing: bool,
+    ) -> bool {
+        let Some(t) = self.empty_since else {
+            return false;
+        };
+        if !empty {
+            self.empty_since = None;
+            return false;
+        }
+        // A game in progress never closes for emptiness: abandonment ends a game with a human
+        // seat, and bots play theirs to the end (a bounded number of moves), so every game that
+        // started is finished and replayable.
+        !playing && now >= t + settings.empty_ttl
+    }
+}
+
+/// The earliest of some instants (no allocation: `next_deadline` runs after every command).
+struct Deadlines(Option<Instant>);
+
+impl Deadlines {
+    fn add(&mut self, t: Instant) {
+        self.0 = Some(self.0.map_or(t, |d| d.min(t)));
+    }
+}
+
+/// Sleeps until `deadline`, or forever without one.
+pub(super) async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn settings() -> RoomSettings {
+        RoomSettings {
+            grace: Duration::from_secs(60),
+            absent_cap: Duration::from_secs(300),
+            crowd_update: Duration::from_secs(1),
+            finished_ttl: Duration::from_secs(600),
+            empty_ttl: Duration::from_secs(120),
+            history_events: 10,
+            send_queue: 64,
+            max_spectators: 10,
+            min_board: 5,
+            max_board: 25,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_turn_clock_keeps_its_start_while_the_same_side_is_away() {
+        let s = settings();
+        let mut t = Timers::new();
+        let start = Instant::now();
+        t.turn_absent(Some(Seat::O));
+        tokio::time::advance(Duration::from_secs(30)).await;
+        t.turn_absent(Some(Seat::O));
+        assert_eq!(
+            t.next_deadline(&s, true, [None, None]),
+            Some(start + s.grace)
+        );
+        assert_eq!(t.turn_expired(start + s.grace, &s), Some(Seat::O));
+        t.turn_absent(None);
+        assert_eq!(t.next_deadline(&s, true, [None, None]), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_empty_room_closes_only_without_a_game_in_progress() {
+        let s = settings();
+        let mut t = Timers::new();
+        let start = Instant::now();
+        t.maybe_empty(true);
+        assert_eq!(t.next_deadline(&s, true, [None, None]), None);
+        let later = start + s.empty_ttl;
+        assert!(!t.empty_expired(later, &s, true, true));
+        assert!(t.empty_expired(later, &s, true, false));
+        // Someone came in: the empty clock is forgotten.
+        assert!(!t.empty_expired(later, &s, false, false));
+        assert_eq!(t.next_deadline(&s, false, [None, None]), None);
+    }
+}

@@ -1,0 +1,176 @@
+//! What the outside sees of a room: the summary the lobby lists (published through a
+//! [`Latest`](crate::latest::Latest) after every turn of the room's loop), the full state a
+//! `room_joined` carries, and the seats as `players`.
+//!
+//! Pure functions of a borrowed [`Facts`]: this module changes no room state and sends nothing
+//! itself. A clock, a draw offer or a chat log that clients should see in `room_joined` adds a
+//! field to `Facts` and to the state here.
+
+use caro_engine::{Board, GameKind};
+use serde_json::Value;
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+
+use super::seats::{Occupant, Seats};
+use super::Summary;
+use crate::protocol::{
+    cells, encode, Cell, Fault, Outcome, PlayerInfo, Players, Reason, RoomState, RoomStatus,
+    RoomSummary, Seat, ServerMsg, You,
+};
+
+/// How a game ended, as `room_joined` shows it.
+pub(super) struct Finished {
+    pub(super) result: Outcome,
+    pub(super) reason: Reason,
+    pub(super) line: Option<Vec<Cell>>,
+    /// A forfeit's code and text.
+    pub(super) forfeit: Option<(Fault, String)>,
+}
+
+/// A room as the view needs it, borrowed from the actor.
+pub(super) struct Facts<'a> {
+    pub(super) id: &'a str,
+    pub(super) board: &'a Board,
+    pub(super) seats: &'a Seats,
+    pub(super) status: RoomStatus,
+    pub(super) seq: u64,
+    pub(super) finished: Option<&'a Finished>,
+}
+
+/// Both seats as clients see them.
+pub(super) fn players(seats: &Seats) -> Players {
+    let info = |o: &Occupant| match o {
+        Occupant::Open => None,
+        Occupant::Human(h) => Some(PlayerInfo {
+            name: h.name.to_string(),
+            kind: "human",
+            bot: None,
+            connected: h.conn.is_some(),
+        }),
+        Occupant::Bot { level, .. } => Some(PlayerInfo {
+            name: level.clone(),
+            kind: "bot",
+            bot: Some(level.clone()),
+            connected: true,
+        }),
+    };
+    Players {
+        x: info(seats.occupant(Seat::X)),
+        o: info(seats.occupant(Seat::O)),
+    }
+}
+
+/// The rule variant's name, for games that have variants.
+pub(super) fn rule(board: &Board) -> Option<&'static str> {
+    match board.rules().kind() {
+        GameKind::Caro => Some(board.rules().rule().as_str()),
+        GameKind::TicTacToe => None,
+    }
+}
+
+impl Facts<'_> {
+    fn rule(&self) -> Option<&'static str> {
+        rule(self.board)
+    }
+
+    /// The lobby's line for the room.
+    pub(super) fn summary(&self) -> RoomSummary {
+        RoomSummary {
+            room_id: self.id.to_string(),
+            game: self.board.rules().kind().as_str(),
+            width: self.board.width(),
+            height: self.board.height(),
+            rule: self.rule(),
+            status: self.status,
+            players: players(self.seats),
+            spectators: self.seats.spectators(),
+            moves: self.board.moves().len(),
+        }
+    }
+
+    /// Everything a client needs to show the room.
+    pub(super) fn state(&self) -> RoomState {
+        let turn = (self.status == RoomStatus::Playing).then(|| self.board.to_move().into());
+        let forfeit = self.finished.and_then(|f| f.forfeit.as_ref());
+        RoomState {
+            room_id: self.id.to_string(),
+            game: self.board.rules().kind().as_str(),
+            width: self.board.width(),
+            height: self.board.height(),
+            rule: self.rule(),
+            win_length: self.board.rules().win_length(),
+            status: self.status,
+            players: players(self.seats),
+            spectators: self.seats.spectators(),
+            moves: cells(self.board.moves()),
+            turn,
+            seq: self.seq,
+            result: self.finished.map(|f| f.result),
+            reason: self.finished.map(|f| f.reason),
+            line: self.finished.and_then(|f| f.line.clone()),
+            fault: forfeit.map(|f| f.0),
+            detail: forfeit.map(|f| f.1.clone()),
+        }
+    }
+
+    /// `room_joined` for a member in `seat` (`None`: a spectator).
+    pub(super) fn joined(&self, seat: Option<Seat>, re: Option<&Value>) -> Utf8Bytes {
+        let you = You {
+            role: if seat.is_some() {
+                "player"
+            } else {
+                "spectator"
+            },
+            seat,
+        };
+        encode(
+            &ServerMsg::RoomJoined {
+                room: self.state(),
+                you,
+            },
+            re,
+        )
+    }
+
+    /// Publishes the summary for the lobby. Runs after every command, so the usual case (a
+    /// move: only the move count changed) updates the count in place instead of rebuilding the
+    /// summary with its strings.
+    pub(super) fn publish(&self, summary: &Summary) {
+        let moves = self.board.moves().len();
+        summary.update(|old| {
+            let only_moves = old.status == self.status
+                && old.spectators == self.seats.spectators()
+                && seat_matches(self.seats.occupant(Seat::X), &old.players.x)
+                && seat_matches(self.seats.occupant(Seat::O), &old.players.o);
+            if only_moves {
+                let changed = old.moves != moves;
+                old.moves = moves;
+                return changed;
+            }
+            let s = self.summary();
+            if *old != s {
+                *old = s;
+                true
+            } else {
+                false
+            }
+        });
+    }
+}
+
+/// Whether the published `info` of a seat still describes `occupant` (as [`players`] would
+/// write it), compared without building it.
+fn seat_matches(occupant: &Occupant, info: &Option<PlayerInfo>) -> bool {
+    match (occupant, info) {
+        (Occupant::Open, None) => true,
+        (Occupant::Human(h), Some(p)) => {
+            p.kind == "human"
+                && p.bot.is_none()
+                && *p.name == *h.name
+                && p.connected == h.conn.is_some()
+        }
+        (Occupant::Bot { level, .. }, Some(p)) => {
+            p.kind == "bot" && p.name == *level && p.bot.as_ref() == Some(level) && p.connected
+        }
+        _ => false,
+    }
+}
