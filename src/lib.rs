@@ -4,8 +4,8 @@
 //! bots, and watch games live. The library exposes [`run`] so that `main.rs` stays thin and tests
 //! start real servers on port 0.
 //!
-//! The tree mirrors the architecture: [`http`] accepts a TCP stream and either answers plain HTTP
-//! or hands it to tokio-tungstenite; each WebSocket is served by one [`connection`] task (reader +
+//! The tree mirrors the architecture: [`http`] accepts a TCP stream and serves it with axum
+//! (the API, the browser client) or, after a WebSocket upgrade, hands it to tokio-tungstenite; each WebSocket is served by one [`connection`] task (reader +
 //! writer with a bounded queue); the [`lobby`] keeps the room registry and sessions; each
 //! [`room`] is one task that owns its board; [`bot`] is the only bridge to the engine (and, through
 //! [`outside`], to outside Gomocup engines run as child processes); rooms hand
@@ -137,6 +137,7 @@ pub async fn run_with_store(
     }
     server.tracker.spawn(lobby::janitor(server.clone()));
     server.tracker.spawn(lobby::feed(server.clone()));
+    let app = http::router(server.clone());
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -144,7 +145,7 @@ pub async fn run_with_store(
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
-                    server.tracker.spawn(http::handle(server.clone(), stream, peer));
+                    server.tracker.spawn(http::handle(server.clone(), app.clone(), stream, peer));
                 }
                 Err(e) => {
                     // Out of file descriptors and the like: back off instead of spinning.
