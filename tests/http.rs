@@ -309,3 +309,26 @@ async fn gzip_when_asked_for() {
     assert_eq!(header(&head, "content-encoding"), None, "{head}");
     server.stop().await;
 }
+
+/// Shutdown does not wait for a client that is still sending its head: the connection is
+/// closed and the server stops.
+#[tokio::test]
+async fn shutdown_closes_a_connection_still_sending_its_head() {
+    let server = start(config_with("handshake_timeout_ms = 600000", "", "", "")).await;
+    let mut s = TcpStream::connect(server.addr).await.unwrap();
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    // The server has the connection once it answers another.
+    let (head, _) = request(server.addr, "GET", "/healthz", "").await;
+    assert_eq!(status(&head), "HTTP/1.1 200 OK");
+    server.stop().await;
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
+        .await
+        .expect("closed at shutdown");
+    assert!(
+        read.is_err() || !String::from_utf8_lossy(&buf).contains("200 OK"),
+        "{buf:?}"
+    );
+}

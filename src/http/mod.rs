@@ -14,6 +14,7 @@ mod static_files;
 mod ws;
 
 use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,7 +35,6 @@ use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove
 use tower_http::compression::CompressionLayer;
 use tower_http::trace::TraceLayer;
 
-pub use static_files::static_file;
 pub use ws::ws_config;
 
 use crate::Server;
@@ -49,15 +49,17 @@ const COMPRESS_ABOVE: u64 = 1024;
 
 /// What every handler may reach: the shared server.
 #[derive(Clone)]
-pub struct AppState {
-    /// Everything the server's tasks share.
-    pub server: Arc<Server>,
+struct AppState {
+    server: Arc<Server>,
 }
 
 /// The connection's slot under `limits.max_connections`, carried in each request's extensions
 /// so that a WebSocket keeps it for its whole life after the HTTP connection has handed it over.
 #[derive(Clone)]
-struct Permit(#[allow(dead_code)] Arc<OwnedSemaphorePermit>);
+struct Permit {
+    /// Held, never read: the slot is free again when the last copy is dropped.
+    _slot: Arc<OwnedSemaphorePermit>,
+}
 
 /// The whole HTTP surface as one axum `Router`.
 pub fn router(server: Arc<Server>) -> Router {
@@ -151,12 +153,20 @@ pub async fn handle(server: Arc<Server>, app: Router, mut stream: TcpStream, pee
         let _ = tokio::time::timeout(Duration::from_secs(5), refuse).await;
         return;
     };
-    let permit = Permit(Arc::new(permit));
-    let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
-        req.extensions_mut().insert(ConnectInfo(peer));
-        req.extensions_mut().insert(permit.clone());
-        app.clone().oneshot(req)
-    });
+    let permit = Permit {
+        _slot: Arc::new(permit),
+    };
+    // Whether a whole request head has arrived: until then there is nothing to finish at shutdown.
+    let started = Arc::new(AtomicBool::new(false));
+    let service = {
+        let started = started.clone();
+        hyper::service::service_fn(move |mut req: Request<Incoming>| {
+            started.store(true, Relaxed);
+            req.extensions_mut().insert(ConnectInfo(peer));
+            req.extensions_mut().insert(permit.clone());
+            app.clone().oneshot(req)
+        })
+    };
     let conn = http1::Builder::new()
         .timer(TokioTimer::new())
         // The whole head within the handshake timeout, or the connection is closed: a client
@@ -170,6 +180,11 @@ pub async fn handle(server: Arc<Server>, app: Router, mut stream: TcpStream, pee
     let result = tokio::select! {
         r = conn.as_mut() => r,
         _ = server.shutdown.cancelled() => {
+            // hyper's graceful shutdown would wait for a head being sent: drop those at once,
+            // finish the request being answered.
+            if !started.load(Relaxed) {
+                return;
+            }
             conn.as_mut().graceful_shutdown();
             conn.await
         }

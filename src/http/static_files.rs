@@ -34,10 +34,7 @@ pub(super) async fn serve(State(state): State<AppState>, method: Method, uri: Ur
 /// A file of the browser client and its content type: `/` is `index.html`; read from `dir`
 /// when one is configured, else from the embedded copy. `None` for anything else. The path is
 /// taken as sent (no percent-decoding), so `..%2f` names no file.
-pub async fn static_file(
-    path: &str,
-    dir: Option<&Path>,
-) -> Option<(HeaderValue, Cow<'static, [u8]>)> {
+async fn static_file(path: &str, dir: Option<&Path>) -> Option<(HeaderValue, Cow<'static, [u8]>)> {
     let name = match path.trim_start_matches('/') {
         "" => "index.html",
         other => other,
