@@ -4,9 +4,10 @@
 //! bots, and watch games live. The library exposes [`run`] so that `main.rs` stays thin and tests
 //! start real servers on port 0.
 //!
-//! The tree mirrors the architecture: [`http`] accepts a TCP stream and either answers plain HTTP
-//! or hands it to tokio-tungstenite; each WebSocket is served by one [`connection`] task (reader +
-//! writer with a bounded queue), which everyone else reaches through a [`client::ClientHandle`];
+//! The tree mirrors the architecture: [`http`] accepts a TCP stream and serves it with axum (the
+//! API, the browser client) or, after a WebSocket upgrade, hands it to tokio-tungstenite; each
+//! WebSocket is served by one [`connection`] task (reader + writer with a bounded queue), which
+//! everyone else reaches through a [`client::ClientHandle`];
 //! the [`lobby`] keeps the room registry and sessions and opens rooms; each [`room`] is one task
 //! that owns its board and knows only its [`room::RoomContext`], never the [`Server`]; [`bot`] is
 //! the only bridge to the engine (and, through [`outside`], to outside Gomocup engines run as
@@ -189,6 +190,7 @@ pub async fn run_with_store(
         server.config.rooms.lobby_update,
         server.shutdown.clone(),
     ));
+    let app = http::router(server.clone());
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
@@ -196,7 +198,7 @@ pub async fn run_with_store(
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
-                    server.tracker.spawn(http::handle(server.clone(), stream, peer));
+                    server.tracker.spawn(http::handle(server.clone(), app.clone(), stream, peer));
                 }
                 Err(e) => {
                     // Out of file descriptors and the like: back off instead of spinning.

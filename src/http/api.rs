@@ -1,0 +1,168 @@
+//! The JSON API (`/api/rooms`, `/api/bots`, the replay API under `/api/games`), `/metrics` and
+//! `/healthz`. Store reads run in `spawn_blocking`: they do file I/O.
+
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+
+use super::{plain, AppState};
+use crate::store::{Cursor, GameQuery};
+
+/// A refusal of the API: its status and a JSON body
+/// `{"error": {"code": ..., "message": ...}}` whose `code` clients can match on.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: &'static str,
+}
+
+impl ApiError {
+    fn bad_query(message: &'static str) -> ApiError {
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            code: "bad_query",
+            message,
+        }
+    }
+
+    fn not_found() -> ApiError {
+        ApiError {
+            status: StatusCode::NOT_FOUND,
+            code: "not_found",
+            message: "no such game",
+        }
+    }
+
+    fn store() -> ApiError {
+        ApiError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            code: "store",
+            message: "the game database could not be read",
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({"error": {"code": self.code, "message": self.message}});
+        (self.status, Json(body)).into_response()
+    }
+}
+
+/// `GET /healthz`.
+pub(super) async fn healthz() -> Response {
+    plain(StatusCode::OK, "ok\n")
+}
+
+/// `GET /metrics`, in Prometheus' text format.
+pub(super) async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        state.server.metrics.render(),
+    )
+}
+
+/// `GET /api/rooms`: the lobby's open rooms.
+pub(super) async fn rooms(State(state): State<AppState>) -> Json<Value> {
+    Json(json!({ "rooms": state.server.lobby.summaries() }))
+}
+
+/// `GET /api/bots`: the bot levels, in the config file's order.
+pub(super) async fn bots(State(state): State<AppState>) -> Json<Value> {
+    Json(json!({ "bots": state.server.bots.infos() }))
+}
+
+/// `GET /api/games?player=&limit=&before=`: finished games, newest first, a page at a time.
+/// Pairs rather than a struct so that a repeated key is not an error (the last one wins) and
+/// a bad value gets the API's own `bad_query`.
+pub(super) async fn list_games(
+    State(state): State<AppState>,
+    Query(pairs): Query<Vec<(String, String)>>,
+) -> Result<Json<Value>, ApiError> {
+    let mut q = GameQuery {
+        limit: 20,
+        ..Default::default()
+    };
+    for (k, v) in pairs {
+        match k.as_str() {
+            "player" if !v.is_empty() => q.player = Some(v),
+            "player" => {}
+            "limit" => match v.parse::<u32>() {
+                Ok(n) if (1..=100).contains(&n) => q.limit = n,
+                _ => return Err(ApiError::bad_query("limit must be 1..=100")),
+            },
+            "before" => match v.parse() {
+                Ok(c) => q.before = Some(c),
+                _ => {
+                    return Err(ApiError::bad_query(
+                        "before must be a time in unix milliseconds or a page's `next`",
+                    ))
+                }
+            },
+            _ => {}
+        }
+    }
+    let store = state.server.store.clone();
+    let limit = q.limit as usize;
+    let Ok(Ok(games)) = tokio::task::spawn_blocking(move || store.list_games(&q)).await else {
+        return Err(ApiError::store());
+    };
+    // A full page may have a successor: its cursor continues exactly after the last game. A
+    // short page is the last one.
+    let next = (games.len() == limit)
+        .then(|| games.last().and_then(Cursor::after))
+        .flatten()
+        .map(|c| c.to_string());
+    Ok(Json(json!({ "games": games, "next": next })))
+}
+
+/// `GET /api/games/{id}` (JSON with moves), `/api/games/{id}.json` and `/api/games/{id}.psq`
+/// (downloads).
+pub(super) async fn game(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    if name.contains('/') {
+        return Err(ApiError::not_found());
+    }
+    let (id, format) = match name.rsplit_once('.') {
+        Some((id, "psq")) => (id.to_string(), "psq"),
+        Some((id, "json")) => (id.to_string(), "json"),
+        _ => (name, ""),
+    };
+    let store = state.server.store.clone();
+    let lookup = id.clone();
+    let game = match tokio::task::spawn_blocking(move || store.game(&lookup)).await {
+        Ok(Ok(Some(g))) => g,
+        Ok(Ok(None)) => return Err(ApiError::not_found()),
+        _ => return Err(ApiError::store()),
+    };
+    // Ids are ours (hex), but never put client bytes in a header unchecked.
+    let safe: String = id.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let attachment = |ext: &str| {
+        HeaderValue::from_str(&format!("attachment; filename=\"caro-{safe}.{ext}\""))
+            .expect("ascii alphanumerics make a valid header value")
+    };
+    let json = || Json(serde_json::to_value(&game).unwrap_or_default());
+    Ok(match format {
+        "psq" => (
+            [
+                (
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/plain; charset=utf-8"),
+                ),
+                (header::CONTENT_DISPOSITION, attachment("psq")),
+            ],
+            crate::store::psq::write(&game),
+        )
+            .into_response(),
+        "json" => ([(header::CONTENT_DISPOSITION, attachment("json"))], json()).into_response(),
+        _ => json().into_response(),
+    })
+}
