@@ -22,11 +22,12 @@ use std::fmt;
 use std::future::Future;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use caro_engine::gomocup::{self, AnswerError};
 use caro_engine::{Board, Move};
+use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -211,8 +212,8 @@ impl EnginePool {
         };
         match result {
             Ok(answer) => {
-                lock(&self.health).succeeded();
-                lock(&self.idle).push(engine);
+                self.health.lock().succeeded();
+                self.idle.lock().push(engine);
                 drop(slot);
                 Ok(answer)
             }
@@ -264,13 +265,13 @@ impl EnginePool {
     }
 
     fn failed(&self) {
-        lock(&self.health).failed(Instant::now());
+        self.health.lock().failed(Instant::now());
     }
 
     /// An idle process that is still alive (`true`: reused), or a new one.
     fn checkout(&self) -> Result<(Engine, bool), Forfeit> {
         loop {
-            let Some(mut e) = lock(&self.idle).pop() else {
+            let Some(mut e) = self.idle.lock().pop() else {
                 break;
             };
             if !e.has_exited() {
@@ -287,7 +288,7 @@ impl EnginePool {
             );
         }
         let resting = {
-            let health = lock(&self.health);
+            let health = self.health.lock();
             health.resting(Instant::now()).map(|r| (r, health.failures))
         };
         if let Some((rest, failures)) = resting {
@@ -507,7 +508,7 @@ impl EnginePool {
     /// Ends the idle processes at shutdown, all together: `END`, a moment to exit by
     /// themselves, then a kill of whatever lingers (a wrapper's children included).
     pub async fn close(&self) {
-        let mut idle = std::mem::take(&mut *lock(&self.idle));
+        let mut idle = std::mem::take(&mut *self.idle.lock());
         if idle.is_empty() {
             return;
         }
@@ -517,10 +518,6 @@ impl EnginePool {
         tokio::time::sleep(QUIT_GRACE).await;
         futures::future::join_all(idle.into_iter().map(Engine::kill)).await;
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// An engine's output, quoted and cut short for a forfeit's detail.

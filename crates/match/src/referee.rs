@@ -17,12 +17,12 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use caro_engine::gomocup::{self, AnswerError};
 use caro_engine::{Board, Move, Player, Rules, Status};
+use parking_lot::Mutex;
 use serde::Serialize;
 
 use crate::openings::Opening;
@@ -140,7 +140,7 @@ impl Logger {
     /// Writes one line.
     pub fn log(&self, line: &str) {
         if let Some(file) = &self.file {
-            let mut f = file.lock().unwrap_or_else(|e| e.into_inner());
+            let mut f = file.lock();
             let _ = writeln!(f, "{line}");
         }
         if self.echo {
@@ -150,7 +150,7 @@ impl Logger {
     /// Flushes the file.
     pub fn flush(&self) {
         if let Some(file) = &self.file {
-            let _ = file.lock().unwrap_or_else(|e| e.into_inner()).flush();
+            let _ = file.lock().flush();
         }
     }
 }
