@@ -15,11 +15,10 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use caro_engine::bot::{Bot, Level, Style};
+use caro_engine::positions::{bench_boards, short_id, BENCH_DEPTH};
 use caro_engine::rules::{MAX_SIZE, MIN_CARO_SIZE};
 use caro_engine::search::{is_mate, Engine, Limits, SearchInfo, WIN};
 use caro_engine::{Board, Cell, Move, Rule, Rules, Status};
-
-include!("../../benches/common/positions.rs");
 
 /// What `ABOUT` answers (the protocol's `key="value"` list).
 const ABOUT: &str = concat!(
