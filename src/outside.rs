@@ -4,7 +4,7 @@
 //! Each outside level has an [`EnginePool`]: at most `max_processes` processes, started when
 //! first needed and kept idle between moves. A process is never tied to a game: every request
 //! gives it the whole game again (`START`/`RECTSTART`, the `INFO` lines, then `BEGIN` or `BOARD`
-//! ... `DONE`, see [`caro_engine::gomocup`]), so any idle process serves any room, and a room
+//! ... `DONE`, see [`caro_gomocup`]), so any idle process serves any room, and a room
 //! restored after a restart needs nothing from a process that is gone.
 //!
 //! The engine is trusted with nothing. Its answer must come within the level's time (or what is
@@ -25,8 +25,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
-use caro_engine::gomocup::{self, AnswerError};
 use caro_engine::{Board, Move};
+use caro_gomocup::{AnswerError, Command, Info, Reply};
 use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout};
@@ -385,7 +385,7 @@ impl EnginePool {
         }
         e.drain();
         // The game: START (or RECTSTART), answered OK.
-        let start = gomocup::start_command(board.rules());
+        let start = Command::start(board.rules()).to_string();
         let deadline = Instant::now() + cfg.start_timeout;
         let no_ok = || {
             forfeit(
@@ -402,7 +402,7 @@ impl EnginePool {
             Ok(Ok(())) => {}
         }
         match e.answer(deadline).await {
-            Ok(line) if line.trim().eq_ignore_ascii_case("OK") => {}
+            Ok(line) if Reply::parse(&line) == Reply::Ok => {}
             Ok(line) => {
                 return Err(forfeit(
                     Fault::StartFailed,
@@ -441,23 +441,20 @@ impl EnginePool {
             ),
             _ => (cfg.turn_time, format!("time_ms {turn_ms}")),
         };
-        let mut lines = vec![
-            format!("INFO timeout_turn {turn_ms}"),
-            format!(
-                "INFO timeout_match {}",
-                cfg.match_time.map_or(0, |m| m.as_millis())
-            ),
+        let mut infos = vec![
+            Info::TimeoutTurn(turn_ms),
+            Info::TimeoutMatch(cfg.match_time.map_or(0, |m| m.as_millis() as u64)),
         ];
-        if let Some(left) = left_ms {
-            lines.push(format!("INFO time_left {left}"));
-        }
-        if let Some(bytes) = cfg.max_memory {
-            lines.push(format!("INFO max_memory {bytes}"));
-        }
+        infos.extend(left_ms.map(Info::TimeLeft));
+        infos.extend(cfg.max_memory.map(Info::MaxMemory));
         // 0: the opponent is a human, 1: another program (protocol 2).
-        lines.push(format!("INFO game_type {}", u8::from(!opponent_human)));
-        lines.push(format!("INFO rule {}", board.rules().rule().gomocup_code()));
-        lines.extend(gomocup::position_commands(board));
+        infos.push(Info::GameType(u8::from(!opponent_human)));
+        infos.push(Info::Rule(board.rules().rule()));
+        let mut lines: Vec<String> = infos
+            .into_iter()
+            .map(|info| Command::Info(info).to_string())
+            .collect();
+        lines.extend(caro_gomocup::position_commands(board));
         let asked = Instant::now();
         let deadline = asked + limit + cfg.margin;
         let late = || {
@@ -488,7 +485,7 @@ impl EnginePool {
         };
         let elapsed = asked.elapsed();
         e.last_answer = Some(Instant::now());
-        let mv = gomocup::parse_answer(board, &line).map_err(|err| match err {
+        let mv = caro_gomocup::parse_answer(board, &line).map_err(|err| match err {
             AnswerError::Error(_) => {
                 forfeit(Fault::EngineError, format!("answered {}", quote(&line)))
             }
@@ -513,7 +510,7 @@ impl EnginePool {
             return;
         }
         for e in &mut idle {
-            let _ = timeout(QUIT_GRACE, e.send(&["END".to_string()])).await;
+            let _ = timeout(QUIT_GRACE, e.send(&[Command::End.to_string()])).await;
         }
         tokio::time::sleep(QUIT_GRACE).await;
         futures::future::join_all(idle.into_iter().map(Engine::kill)).await;
@@ -613,7 +610,7 @@ impl Engine {
             let line = timeout_at(deadline, self.stdout.next())
                 .await
                 .map_err(|_| ReadError::Timeout)??;
-            if gomocup::is_informational(&line) {
+            if caro_gomocup::is_informational(&line) {
                 if !line.trim().is_empty() {
                     tracing::debug!(bot = %self.name, engine = self.serial, "{line}");
                 }

@@ -159,7 +159,7 @@ impl EngineProcess {
 
     /// Sends `END` and gives the engine `grace` to exit before killing it.
     pub fn quit(mut self, grace: Duration) {
-        let _ = self.send("END");
+        let _ = self.send(&caro_gomocup::Command::End.to_string());
         let deadline = std::time::Instant::now() + grace;
         while std::time::Instant::now() < deadline {
             if self.has_exited() {
