@@ -560,8 +560,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         loop {
             if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = self.buf.drain(..=i).collect();
-                let line = String::from_utf8_lossy(&line);
-                return Ok(line.trim_end_matches(['\n', '\r']).to_string());
+                return Ok(caro_gomocup::decode_line(&line));
             }
             if self.buf.len() > MAX_LINE {
                 self.buf.clear();

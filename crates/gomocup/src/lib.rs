@@ -35,3 +35,22 @@ mod reply;
 
 pub use command::{position_commands, BadCommand, Command, Field, Info, Stone};
 pub use reply::{is_informational, parse_answer, AnswerError, Reply};
+
+/// A line as read from a pipe (with or without its `\n` or `\r\n`), as text without its line
+/// end. Bytes that are not UTF-8 are replaced rather than fatal: garbage gets an `ERROR` reply
+/// or a forfeit, never a dead reader.
+pub fn decode_line(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .trim_end_matches(['\n', '\r'])
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lines_lose_their_end_and_keep_their_garbage() {
+        assert_eq!(super::decode_line(b"7,7\r\n"), "7,7");
+        assert_eq!(super::decode_line(b" OK"), " OK");
+        assert_eq!(super::decode_line(b"\xff1,2\n"), "\u{fffd}1,2");
+    }
+}

@@ -115,9 +115,7 @@ impl EngineProcess {
                 match reader.read_until(b'\n', &mut bytes) {
                     Ok(0) | Err(_) => return,
                     Ok(_) => {
-                        let line = String::from_utf8_lossy(&bytes);
-                        let line = line.trim_end_matches(['\n', '\r']).to_string();
-                        if tx.send(line).is_err() {
+                        if tx.send(caro_gomocup::decode_line(&bytes)).is_err() {
                             return;
                         }
                     }

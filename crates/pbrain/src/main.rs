@@ -681,13 +681,12 @@ fn is_game_command(command: &Command) -> bool {
     )
 }
 
-/// The next input line, `None` at the end of input. Bytes that are not UTF-8 are replaced
-/// rather than fatal: garbage gets an error reply, not a dead engine.
+/// The next input line, `None` at the end of input.
 fn read_line(input: &mut impl BufRead) -> Option<String> {
     let mut bytes = Vec::new();
     match input.read_until(b'\n', &mut bytes) {
         Ok(0) | Err(_) => None,
-        Ok(_) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        Ok(_) => Some(caro_gomocup::decode_line(&bytes)),
     }
 }
 
