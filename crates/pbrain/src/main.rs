@@ -75,7 +75,10 @@ fn main() {
     version,
     about = "Speaks the Gomocup protocol on stdin/stdout (docs/pbrain.md)",
     args_conflicts_with_subcommands = true,
-    disable_help_subcommand = true
+    disable_help_subcommand = true,
+    // A flag given twice takes its last value, as before clap (a wrapper may append a level's
+    // flags to a command line that has some).
+    args_override_self = true
 )]
 struct Cli {
     #[command(subcommand)]
@@ -813,6 +816,8 @@ mod tests {
             }
         );
         assert_eq!(o.seed, 9);
+        let o = options(&["--depth", "6", "--seed", "2", "--depth=3"]).unwrap();
+        assert_eq!((o.level.max_depth, o.seed), (3, 2), "the last value wins");
         let o = options(&["--style", "classic"]).unwrap();
         assert_eq!(
             (o.level.style, o.level.max_depth),
