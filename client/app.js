@@ -4,6 +4,7 @@
 import { Connection } from "./net.js";
 import { renderBoard, cellName } from "./board.js";
 import { openReplay, initReplay, gameTitle, resultText } from "./replay.js";
+import { seatText } from "./seats.js";
 
 const NAME_KEY = "caro-arena.name";
 const WIN = 1_000_000;
@@ -201,12 +202,6 @@ async function refreshRecent() {
   } catch {
     // offline: the list stays as it was
   }
-}
-
-function seatText(p) {
-  if (!p) return "open seat";
-  const who = p.kind === "bot" ? `${p.name} (bot)` : p.name;
-  return p.connected === false ? `${who}, away` : who;
 }
 
 function gameText(r) {

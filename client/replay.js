@@ -3,15 +3,11 @@
 // download links for the .psq record and the JSON. Reads only the HTTP API: no WebSocket needed.
 
 import { renderBoard, cellName } from "./board.js";
+import { seatText } from "./seats.js";
 
 const $ = (sel) => document.querySelector(sel);
 
 const rp = { game: null, ply: 0 };
-
-function seatText(p) {
-  if (!p) return "?";
-  return p.kind === "bot" ? `bot (${p.level})` : p.name;
-}
 
 const COUNT = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
 
@@ -25,7 +21,7 @@ export function resultText(g) {
 }
 
 export function gameTitle(g) {
-  return `${seatText(g.players.x)} vs ${seatText(g.players.o)}`;
+  return `${seatText(g.players.x, "?")} vs ${seatText(g.players.o, "?")}`;
 }
 
 export async function openReplay(id, onMissing) {

@@ -7,7 +7,8 @@
 //! remembers the version it saw knows without locking whether anything changed since.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+
+use parking_lot::Mutex;
 
 /// A value with a version that moves on with every change.
 #[derive(Debug, Default)]
@@ -28,7 +29,7 @@ impl<T: Clone> Latest<T> {
     /// Lets `change` edit the value in place; it returns whether it changed anything, and if
     /// so the version moves on.
     pub fn update(&self, change: impl FnOnce(&mut T) -> bool) {
-        let mut value = self.lock();
+        let mut value = self.value.lock();
         if change(&mut value) {
             // Under the lock, so that `get` returns a value with its own version.
             self.version.fetch_add(1, Ordering::Release);
@@ -42,19 +43,13 @@ impl<T: Clone> Latest<T> {
 
     /// A copy of the value and its version.
     pub fn get(&self) -> (T, u64) {
-        let value = self.lock();
+        let value = self.value.lock();
         (value.clone(), self.version.load(Ordering::Acquire))
     }
 
     /// Reads the value in place.
     pub fn read<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        f(&self.lock())
-    }
-
-    fn lock(&self) -> MutexGuard<'_, T> {
-        // A panic while a value was being edited leaves a value, perhaps half edited; the
-        // next update rewrites what it compares, so go on with it.
-        self.value.lock().unwrap_or_else(|e| e.into_inner())
+        f(&self.value.lock())
     }
 }
 

@@ -4,7 +4,7 @@
 //! Each outside level has an [`EnginePool`]: at most `max_processes` processes, started when
 //! first needed and kept idle between moves. A process is never tied to a game: every request
 //! gives it the whole game again (`START`/`RECTSTART`, the `INFO` lines, then `BEGIN` or `BOARD`
-//! ... `DONE`, see [`caro_engine::gomocup`]), so any idle process serves any room, and a room
+//! ... `DONE`, see [`caro_gomocup`]), so any idle process serves any room, and a room
 //! restored after a restart needs nothing from a process that is gone.
 //!
 //! The engine is trusted with nothing. Its answer must come within the level's time (or what is
@@ -22,11 +22,12 @@ use std::fmt;
 use std::future::Future;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use caro_engine::gomocup::{self, AnswerError};
 use caro_engine::{Board, Move};
+use caro_gomocup::{AnswerError, Command, Info, Reply};
+use parking_lot::Mutex;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -211,8 +212,8 @@ impl EnginePool {
         };
         match result {
             Ok(answer) => {
-                lock(&self.health).succeeded();
-                lock(&self.idle).push(engine);
+                self.health.lock().succeeded();
+                self.idle.lock().push(engine);
                 drop(slot);
                 Ok(answer)
             }
@@ -264,13 +265,13 @@ impl EnginePool {
     }
 
     fn failed(&self) {
-        lock(&self.health).failed(Instant::now());
+        self.health.lock().failed(Instant::now());
     }
 
     /// An idle process that is still alive (`true`: reused), or a new one.
     fn checkout(&self) -> Result<(Engine, bool), Forfeit> {
         loop {
-            let Some(mut e) = lock(&self.idle).pop() else {
+            let Some(mut e) = self.idle.lock().pop() else {
                 break;
             };
             if !e.has_exited() {
@@ -287,7 +288,7 @@ impl EnginePool {
             );
         }
         let resting = {
-            let health = lock(&self.health);
+            let health = self.health.lock();
             health.resting(Instant::now()).map(|r| (r, health.failures))
         };
         if let Some((rest, failures)) = resting {
@@ -384,7 +385,7 @@ impl EnginePool {
         }
         e.drain();
         // The game: START (or RECTSTART), answered OK.
-        let start = gomocup::start_command(board.rules());
+        let start = Command::start(board.rules()).to_string();
         let deadline = Instant::now() + cfg.start_timeout;
         let no_ok = || {
             forfeit(
@@ -401,7 +402,7 @@ impl EnginePool {
             Ok(Ok(())) => {}
         }
         match e.answer(deadline).await {
-            Ok(line) if line.trim().eq_ignore_ascii_case("OK") => {}
+            Ok(line) if Reply::parse(&line) == Reply::Ok => {}
             Ok(line) => {
                 return Err(forfeit(
                     Fault::StartFailed,
@@ -440,23 +441,20 @@ impl EnginePool {
             ),
             _ => (cfg.turn_time, format!("time_ms {turn_ms}")),
         };
-        let mut lines = vec![
-            format!("INFO timeout_turn {turn_ms}"),
-            format!(
-                "INFO timeout_match {}",
-                cfg.match_time.map_or(0, |m| m.as_millis())
-            ),
+        let mut infos = vec![
+            Info::TimeoutTurn(turn_ms),
+            Info::TimeoutMatch(cfg.match_time.map_or(0, |m| m.as_millis() as u64)),
         ];
-        if let Some(left) = left_ms {
-            lines.push(format!("INFO time_left {left}"));
-        }
-        if let Some(bytes) = cfg.max_memory {
-            lines.push(format!("INFO max_memory {bytes}"));
-        }
+        infos.extend(left_ms.map(Info::TimeLeft));
+        infos.extend(cfg.max_memory.map(Info::MaxMemory));
         // 0: the opponent is a human, 1: another program (protocol 2).
-        lines.push(format!("INFO game_type {}", u8::from(!opponent_human)));
-        lines.push(format!("INFO rule {}", board.rules().rule().gomocup_code()));
-        lines.extend(gomocup::position_commands(board));
+        infos.push(Info::GameType(u8::from(!opponent_human)));
+        infos.push(Info::Rule(board.rules().rule()));
+        let mut lines: Vec<String> = infos
+            .into_iter()
+            .map(|info| Command::Info(info).to_string())
+            .collect();
+        lines.extend(caro_gomocup::position_commands(board));
         let asked = Instant::now();
         let deadline = asked + limit + cfg.margin;
         let late = || {
@@ -487,7 +485,7 @@ impl EnginePool {
         };
         let elapsed = asked.elapsed();
         e.last_answer = Some(Instant::now());
-        let mv = gomocup::parse_answer(board, &line).map_err(|err| match err {
+        let mv = caro_gomocup::parse_answer(board, &line).map_err(|err| match err {
             AnswerError::Error(_) => {
                 forfeit(Fault::EngineError, format!("answered {}", quote(&line)))
             }
@@ -507,20 +505,16 @@ impl EnginePool {
     /// Ends the idle processes at shutdown, all together: `END`, a moment to exit by
     /// themselves, then a kill of whatever lingers (a wrapper's children included).
     pub async fn close(&self) {
-        let mut idle = std::mem::take(&mut *lock(&self.idle));
+        let mut idle = std::mem::take(&mut *self.idle.lock());
         if idle.is_empty() {
             return;
         }
         for e in &mut idle {
-            let _ = timeout(QUIT_GRACE, e.send(&["END".to_string()])).await;
+            let _ = timeout(QUIT_GRACE, e.send(&[Command::End.to_string()])).await;
         }
         tokio::time::sleep(QUIT_GRACE).await;
         futures::future::join_all(idle.into_iter().map(Engine::kill)).await;
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// An engine's output, quoted and cut short for a forfeit's detail.
@@ -566,8 +560,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         loop {
             if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
                 let line: Vec<u8> = self.buf.drain(..=i).collect();
-                let line = String::from_utf8_lossy(&line);
-                return Ok(line.trim_end_matches(['\n', '\r']).to_string());
+                return Ok(caro_gomocup::decode_line(&line));
             }
             if self.buf.len() > MAX_LINE {
                 self.buf.clear();
@@ -616,7 +609,7 @@ impl Engine {
             let line = timeout_at(deadline, self.stdout.next())
                 .await
                 .map_err(|_| ReadError::Timeout)??;
-            if gomocup::is_informational(&line) {
+            if caro_gomocup::is_informational(&line) {
                 if !line.trim().is_empty() {
                     tracing::debug!(bot = %self.name, engine = self.serial, "{line}");
                 }

@@ -846,7 +846,7 @@ async fn create_room_refuses_rules_and_boards_an_outside_engine_does_not_play() 
 }
 
 /// `pbrain-caro`, built next to this test binary by `cargo test --workspace` (the engine's
-/// tests need it) or `cargo build -p caro-engine --bin pbrain-caro` (scripts/test does).
+/// tests need it) or `cargo build -p caro-pbrain --bin pbrain-caro` (scripts/test does).
 fn pbrain_caro() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     // target/<profile>/deps/outside_bots-<hash>
@@ -854,7 +854,7 @@ fn pbrain_caro() -> PathBuf {
     let path = dir.join(format!("pbrain-caro{}", std::env::consts::EXE_SUFFIX));
     assert!(
         path.exists(),
-        "{} is missing: build it first with `cargo build -p caro-engine --bin pbrain-caro` \
+        "{} is missing: build it first with `cargo build -p caro-pbrain --bin pbrain-caro` \
          (scripts/test does)",
         path.display()
     );

@@ -16,8 +16,8 @@ pub mod psq;
 pub mod sqlite;
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 
+use parking_lot::Mutex;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
@@ -431,20 +431,16 @@ pub struct MemoryStore {
     sessions: Mutex<HashMap<String, RestoredSession>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl MemoryStore {
     /// A copy of every game event recorded so far (sessions are kept apart).
     pub fn events(&self) -> Vec<StoreEvent> {
-        lock(&self.events).clone()
+        self.events.lock().clone()
     }
 
     fn games(&self) -> Vec<GameRecord> {
         let mut games: Vec<GameRecord> = Vec::new();
         let mut index: HashMap<String, usize> = HashMap::new();
-        for (i, ev) in lock(&self.events).iter().enumerate() {
+        for (i, ev) in self.events.lock().iter().enumerate() {
             // Event order stands in for time, so the list order is stable in tests.
             let at = i as i64;
             match ev {
@@ -515,7 +511,7 @@ impl Store for MemoryStore {
                 player_id,
                 name,
             } => {
-                lock(&self.sessions).insert(
+                self.sessions.lock().insert(
                     token_hash.clone(),
                     RestoredSession {
                         token_hash,
@@ -524,7 +520,7 @@ impl Store for MemoryStore {
                     },
                 );
             }
-            other => lock(&self.events).push(other),
+            other => self.events.lock().push(other),
         }
         Commit::done()
     }

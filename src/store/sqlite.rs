@@ -15,9 +15,9 @@
 
 use std::path::Path;
 use std::sync::mpsc;
-use std::sync::Mutex;
 use std::thread::JoinHandle;
 
+use parking_lot::Mutex;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use tokio::sync::oneshot;
 
@@ -185,16 +185,16 @@ impl SqliteStore {
         })
     }
 
-    fn reader(&self) -> std::sync::MutexGuard<'_, Connection> {
-        self.reader.lock().unwrap_or_else(|e| e.into_inner())
+    fn reader(&self) -> parking_lot::MutexGuard<'_, Connection> {
+        self.reader.lock()
     }
 }
 
 impl Drop for SqliteStore {
     fn drop(&mut self) {
         // Closing the channel ends the writer after it has written everything queued.
-        self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(w) = self.writer.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        self.tx.lock().take();
+        if let Some(w) = self.writer.lock().take() {
             let _ = w.join();
         }
     }
@@ -414,7 +414,7 @@ impl Store for SqliteStore {
             at: now_ms(),
             done: Some(done),
         };
-        let sent = match &*self.tx.lock().unwrap_or_else(|e| e.into_inner()) {
+        let sent = match &*self.tx.lock() {
             Some(tx) => tx.send(msg).is_ok(),
             None => false,
         };
@@ -427,7 +427,7 @@ impl Store for SqliteStore {
 
     fn flush(&self) {
         let (done, rx) = mpsc::channel();
-        let sent = match &*self.tx.lock().unwrap_or_else(|e| e.into_inner()) {
+        let sent = match &*self.tx.lock() {
             Some(tx) => tx.send(Msg::Flush(done)).is_ok(),
             None => false,
         };

@@ -12,11 +12,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use caro_engine::classic;
+use caro_engine::positions::{bench_boards, short_id, BENCH_DEPTH};
 use caro_engine::search::{Engine, Limits};
 use caro_engine::{Board, Rules};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-
-include!("common/positions.rs");
 
 /// Transposition table size for every bench engine.
 const TT_MB: usize = 16;

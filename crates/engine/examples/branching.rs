@@ -24,10 +24,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use caro_engine::classic::{alphabeta_nodes, minimax_nodes};
+use caro_engine::positions::{bench_boards, short_id};
 use caro_engine::search::{Engine, Limits};
 use caro_engine::Board;
-
-include!("../benches/common/positions.rs");
 
 fn main() {
     let args: Vec<u8> = std::env::args()

@@ -2,7 +2,7 @@
 //! per file and label, how many it answered correctly, as a markdown table.
 //!
 //! ```text
-//! cargo build --release -p caro-engine --bin pbrain-caro
+//! cargo build --release -p caro-pbrain --bin pbrain-caro
 //! cargo run --release -p caro-engine --example solve_positions -- \
 //!     target/release/pbrain-caro [ms_per_move] [-v] [file.pos ...]
 //! ```

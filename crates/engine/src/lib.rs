@@ -23,7 +23,6 @@
 pub mod bot;
 pub mod classic;
 pub mod game;
-pub mod gomocup;
 pub mod positions;
 pub mod rules;
 pub mod search;

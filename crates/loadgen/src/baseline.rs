@@ -14,9 +14,10 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::{SinkExt, StreamExt};
+use parking_lot::Mutex;
 use serde::Deserialize;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
@@ -42,10 +43,6 @@ type Members = Arc<Mutex<Vec<(u64, mpsc::Sender<Utf8Bytes>)>>>;
 struct State {
     rooms: Mutex<HashMap<String, Members>>,
     next: AtomicU64,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Serves on `listener` until `shutdown` completes.
@@ -115,13 +112,13 @@ async fn connection(state: Arc<State>, stream: TcpStream) {
             // The relay: the same bytes to everyone in the room.
             if let Some((_, members)) = &room {
                 let mut slow = Vec::new();
-                for (m, q) in lock(members).iter() {
+                for (m, q) in members.lock().iter() {
                     if q.try_send(text.clone()).is_err() {
                         slow.push(*m);
                     }
                 }
                 if !slow.is_empty() {
-                    lock(members).retain(|(m, _)| !slow.contains(m));
+                    members.lock().retain(|(m, _)| !slow.contains(m));
                 }
             }
             continue;
@@ -143,18 +140,18 @@ async fn connection(state: Arc<State>, stream: TcpStream) {
                 leave(&state, &mut room, id);
                 let rid = format!("{:010x}", state.next.fetch_add(1, Relaxed));
                 let members: Members = Arc::new(Mutex::new(vec![(id, tx.clone())]));
-                lock(&state.rooms).insert(rid.clone(), members.clone());
+                state.rooms.lock().insert(rid.clone(), members.clone());
                 let reply = joined(&rid, &re, Some("x"));
                 room = Some((rid, members));
                 reply
             }
             "join_room" => {
                 let rid = s.room_id.unwrap_or_default();
-                let found = lock(&state.rooms).get(&rid).cloned();
+                let found = state.rooms.lock().get(&rid).cloned();
                 match found {
                     Some(members) => {
                         leave(&state, &mut room, id);
-                        lock(&members).push((id, tx.clone()));
+                        members.lock().push((id, tx.clone()));
                         let seat = (s.as_.as_deref() == Some("player")).then_some("o");
                         let reply = joined(&rid, &re, seat);
                         room = Some((rid, members));
@@ -196,12 +193,12 @@ fn joined(rid: &str, re: &str, seat: Option<&str>) -> String {
 fn leave(state: &State, room: &mut Option<(String, Members)>, id: u64) {
     if let Some((rid, members)) = room.take() {
         let empty = {
-            let mut m = lock(&members);
+            let mut m = members.lock();
             m.retain(|(c, _)| *c != id);
             m.is_empty()
         };
         if empty {
-            lock(&state.rooms).remove(&rid);
+            state.rooms.lock().remove(&rid);
         }
     }
 }

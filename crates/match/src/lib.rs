@@ -12,7 +12,7 @@
 //! - [`stats`]: Elo, trinomial and pentanomial intervals, SPRT;
 //! - [`rating`]: joint Elo ratings of many engines from the games of many matches;
 //! - [`openings`]: opening files and the generator behind `data/openings/`;
-//! - [`psq`]: the Piskvork `.psq` game record.
+//! - [`psq`]: the Piskvork `.psq` game record, re-exported from `caro-gomocup`.
 //!
 //! `docs/match.md` is the user's guide. The library never prints; the `caro-match` binary does.
 //!
@@ -31,8 +31,10 @@
 
 pub mod openings;
 pub mod process;
-pub mod psq;
 pub mod rating;
 pub mod referee;
 pub mod runner;
 pub mod stats;
+
+/// The Piskvork `.psq` game record (the workspace's one writer, in `caro-gomocup`).
+pub use caro_gomocup::psq;

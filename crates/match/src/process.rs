@@ -115,9 +115,7 @@ impl EngineProcess {
                 match reader.read_until(b'\n', &mut bytes) {
                     Ok(0) | Err(_) => return,
                     Ok(_) => {
-                        let line = String::from_utf8_lossy(&bytes);
-                        let line = line.trim_end_matches(['\n', '\r']).to_string();
-                        if tx.send(line).is_err() {
+                        if tx.send(caro_gomocup::decode_line(&bytes)).is_err() {
                             return;
                         }
                     }
@@ -159,7 +157,7 @@ impl EngineProcess {
 
     /// Sends `END` and gives the engine `grace` to exit before killing it.
     pub fn quit(mut self, grace: Duration) {
-        let _ = self.send("END");
+        let _ = self.send(&caro_gomocup::Command::End.to_string());
         let deadline = std::time::Instant::now() + grace;
         while std::time::Instant::now() < deadline {
             if self.has_exited() {

@@ -17,12 +17,12 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use caro_engine::gomocup::{self, AnswerError};
 use caro_engine::{Board, Move, Player, Rules, Status};
+use caro_gomocup::{AnswerError, Command, Info, Reply};
+use parking_lot::Mutex;
 use serde::Serialize;
 
 use crate::openings::Opening;
@@ -140,7 +140,7 @@ impl Logger {
     /// Writes one line.
     pub fn log(&self, line: &str) {
         if let Some(file) = &self.file {
-            let mut f = file.lock().unwrap_or_else(|e| e.into_inner());
+            let mut f = file.lock();
             let _ = writeln!(f, "{line}");
         }
         if self.echo {
@@ -150,7 +150,7 @@ impl Logger {
     /// Flushes the file.
     pub fn flush(&self) {
         if let Some(file) = &self.file {
-            let _ = file.lock().unwrap_or_else(|e| e.into_inner()).flush();
+            let _ = file.lock().flush();
         }
     }
 }
@@ -245,7 +245,7 @@ impl Slot {
             match self.process().recv(left) {
                 Received::Line(line) => {
                     log.log(&format!("{tag} {} > {line}", self.name));
-                    if gomocup::is_informational(&line) {
+                    if caro_gomocup::is_informational(&line) {
                         continue;
                     }
                     return Ok(line.trim().to_string());
@@ -314,14 +314,14 @@ pub fn play_game(
         };
         let mut commands = Vec::new();
         if settings.match_ms > 0 {
-            commands.push(format!("INFO time_left {}", time_left[slot]));
+            commands.push(Command::Info(Info::TimeLeft(time_left[slot])).to_string());
         }
         if !informed[slot] {
             informed[slot] = true;
-            commands.extend(gomocup::position_commands(&board));
+            commands.extend(caro_gomocup::position_commands(&board));
         } else {
             let last = board.last_move().expect("the opponent has moved");
-            commands.push(format!("TURN {last}"));
+            commands.push(Command::turn(last).to_string());
         }
 
         // The answer is due within the turn time and within what is left of the match clock.
@@ -407,12 +407,12 @@ pub fn play_game(
 /// `START`/`RECTSTART`, the `OK` answer, and the `INFO` lines.
 fn start(settings: &GameSettings, slot: &mut Slot, log: &Logger, tag: &str) -> Result<(), Fault> {
     let rules = settings.rules;
-    let command = gomocup::start_command(&rules);
+    let command = Command::start(&rules).to_string();
     thread::sleep(settings.delay);
     slot.drain(log, tag);
     slot.send(&command, log, tag)?;
     match slot.answer(Instant::now() + settings.start_timeout, log, tag) {
-        Ok(line) if line.eq_ignore_ascii_case("OK") => {}
+        Ok(line) if Reply::parse(&line) == Reply::Ok => {}
         Ok(line) => return Err(fault(Reason::StartFailed, format!("{command}: {line:?}"))),
         Err(Received::Closed) => return Err(fault(Reason::Crash, "the engine exited")),
         Err(_) => {
@@ -426,24 +426,22 @@ fn start(settings: &GameSettings, slot: &mut Slot, log: &Logger, tag: &str) -> R
         }
     }
     let mut infos = vec![
-        format!("INFO timeout_turn {}", settings.turn_ms),
-        format!("INFO timeout_match {}", settings.match_ms),
+        Info::TimeoutTurn(settings.turn_ms),
+        Info::TimeoutMatch(settings.match_ms),
     ];
-    if let Some(bytes) = settings.max_memory {
-        infos.push(format!("INFO max_memory {bytes}"));
-    }
-    infos.push(format!("INFO rule {}", rules.rule().gomocup_code()));
+    infos.extend(settings.max_memory.map(Info::MaxMemory));
+    infos.push(Info::Rule(rules.rule()));
     // 1: the opponent is a computer (protocol 2).
-    infos.push("INFO game_type 1".to_string());
+    infos.push(Info::GameType(1));
     for info in infos {
-        slot.send(&info, log, tag)?;
+        slot.send(&Command::Info(info).to_string(), log, tag)?;
     }
     Ok(())
 }
 
 /// Reads an answer line as a legal move on `board`.
 fn parse_answer(board: &Board, line: &str) -> Result<Move, Fault> {
-    gomocup::parse_answer(board, line).map_err(|e| match e {
+    caro_gomocup::parse_answer(board, line).map_err(|e| match e {
         AnswerError::Error(line) => fault(Reason::EngineError, line),
         AnswerError::Illegal { answer, error } => {
             fault(Reason::IllegalMove, format!("{answer}: {error}"))

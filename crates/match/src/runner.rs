@@ -21,7 +21,7 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::openings::Opening;
-use crate::psq::PsqGame;
+use crate::psq::{PsqGame, Trailer};
 use crate::referee::{play_game, GameSettings, Logger, Reason, Slot};
 use crate::stats::{EloEstimate, GameScore, Pentanomial, Sprt, SprtDecision, Wdl};
 
@@ -553,13 +553,15 @@ fn write_game(
         width: rules.width(),
         height: rules.height(),
         moves: finished.outcome.moves.clone(),
-        names: [record.x.clone(), record.o.clone()],
-        winner: Some(match finished.outcome.winner {
-            None => 0,
-            Some(Player::X) => 1,
-            Some(Player::O) => 2,
+        trailer: Some(Trailer {
+            names: [record.x.clone(), record.o.clone()],
+            winner: Some(match finished.outcome.winner {
+                None => 0,
+                Some(Player::X) => 1,
+                Some(Player::O) => 2,
+            }),
+            rule: rules.rule().as_str().to_string(),
         }),
-        rule: rules.rule().as_str().to_string(),
     };
     let path = out.join(&record.psq);
     fs::write(&path, psq.to_text()).map_err(io_error(&path))

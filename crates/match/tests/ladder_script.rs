@@ -305,7 +305,7 @@ fn a_whole_ladder_with_the_fake_engine() {
     assert_eq!(again.matches("done already").count(), 5, "{again}");
 }
 
-/// The real engine at tiny levels (`pbrain-caro` is built by `cargo build -p caro-engine --bin
+/// The real engine at tiny levels (`pbrain-caro` is built by `cargo build -p caro-pbrain --bin
 /// pbrain-caro`, as scripts/test does).
 #[test]
 fn a_tiny_ladder_of_real_levels() {
@@ -323,7 +323,7 @@ fn a_tiny_ladder_of_real_levels() {
             pbrain.display()
         ),
         Err(e) => panic!(
-            "{} is missing ({e}): run `cargo build -p caro-engine --bin pbrain-caro`",
+            "{} is missing ({e}): run `cargo build -p caro-pbrain --bin pbrain-caro`",
             pbrain.display()
         ),
     }

@@ -55,13 +55,14 @@ fn games(out: &Path) -> Vec<Value> {
         let psq = std::fs::read_to_string(out.join(r["psq"].as_str().unwrap())).unwrap();
         let game = PsqGame::parse(&psq).unwrap();
         assert_eq!(game.moves.len(), r["moves"].as_array().unwrap().len());
-        assert_eq!(game.names[0], r["x"].as_str().unwrap());
+        let trailer = game.trailer.unwrap();
+        assert_eq!(trailer.names[0], r["x"].as_str().unwrap());
         let winner = match r["winner"].as_str() {
             Some("x") => 1,
             Some("o") => 2,
             _ => 0,
         };
-        assert_eq!(game.winner, Some(winner));
+        assert_eq!(trailer.winner, Some(winner));
     }
     records
 }
@@ -297,7 +298,7 @@ fn the_openings_generator_writes_a_readable_book() {
 }
 
 /// The real engine against the classic baseline, when `pbrain-caro` has been built next to
-/// `caro-match` (`cargo build -p caro-engine --bin pbrain-caro`, as scripts/test does); fails
+/// `caro-match` (`cargo build -p caro-pbrain --bin pbrain-caro`, as scripts/test does); fails
 /// otherwise.
 #[test]
 fn pbrain_caro_plays_a_real_match() {
@@ -305,7 +306,7 @@ fn pbrain_caro_plays_a_real_match() {
     let pbrain = dir.join(format!("pbrain-caro{}", std::env::consts::EXE_SUFFIX));
     assert!(
         pbrain.exists(),
-        "{} is missing: build it first with `cargo build -p caro-engine --bin pbrain-caro` \
+        "{} is missing: build it first with `cargo build -p caro-pbrain --bin pbrain-caro` \
          (scripts/test does)",
         pbrain.display()
     );

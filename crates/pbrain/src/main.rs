@@ -5,7 +5,9 @@
 //!
 //! One thread reads commands and answers them; while the engine thinks, a watchdog thread
 //! raises the stop flag at the hard deadline, so a search that overruns its budget still
-//! answers in time. Standard library only. `docs/pbrain.md` documents every command.
+//! answers in time. The protocol's lines are read and written with `caro-gomocup`, the
+//! arguments with clap; the engine library it drives stays std only. `docs/pbrain.md`
+//! documents every command.
 //!
 //! This binary must never write anything to stdout but protocol lines: the manager parses them.
 
@@ -15,11 +17,12 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use caro_engine::bot::{Bot, Level, Style};
+use caro_engine::positions::{bench_boards, short_id, BENCH_DEPTH};
 use caro_engine::rules::{MAX_SIZE, MIN_CARO_SIZE};
 use caro_engine::search::{is_mate, Engine, Limits, SearchInfo, WIN};
 use caro_engine::{Board, Cell, Move, Rule, Rules, Status};
-
-include!("../../benches/common/positions.rs");
+use caro_gomocup::{BadCommand, Command, Field, Info, Reply, Stone};
+use clap::{value_parser, Args, Parser, Subcommand, ValueEnum};
 
 /// What `ABOUT` answers (the protocol's `key="value"` list).
 const ABOUT: &str = concat!(
@@ -27,18 +30,6 @@ const ABOUT: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     "\", author=\"caro-arena\", country=\"Vietnam\", www=\"https://github.com/caro-arena/caro-arena\""
 );
-
-/// Commands answered with the pending error of an unsupported `INFO rule`.
-const GAME_COMMANDS: [&str; 8] = [
-    "START",
-    "RECTSTART",
-    "RESTART",
-    "BEGIN",
-    "TURN",
-    "BOARD",
-    "TAKEBACK",
-    "PLAY",
-];
 
 /// The turn time when the manager sends none (Piskvork always sends `timeout_turn`).
 const DEFAULT_TURN_MS: u64 = 5_000;
@@ -60,37 +51,118 @@ const FULL_DEPTH: u8 = 64;
 const NO_TIME_CAP: Duration = Duration::from_secs(24 * 3600);
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some("classic") => {
-            let depth = match args.get(1).map(|d| d.parse::<u8>()) {
-                None => CLASSIC_DEPTH,
-                Some(Ok(d)) if d > 0 && args.len() == 2 => d,
-                Some(_) => usage(None),
-            };
-            let options = Options {
-                level: Level {
-                    style: Style::Classic,
-                    max_depth: depth,
-                    time: NO_TIME_CAP,
-                    blunder: 0.0,
-                },
-                seed: 1,
-            };
-            serve(options);
+    let cli = Cli::parse();
+    match cli.mode {
+        Some(Mode::Bench { depth }) => bench(depth),
+        Some(Mode::Classic { depth }) => serve(Options {
+            level: Level {
+                style: Style::Classic,
+                max_depth: depth,
+                time: NO_TIME_CAP,
+                blunder: 0.0,
+            },
+            seed: 1,
+        }),
+        None => serve(cli.level.options()),
+    }
+}
+
+/// The command line. A malformed one is a usage error (exit status 2, nothing on stdout), never
+/// a brain that plays something else.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pbrain-caro",
+    version,
+    about = "Speaks the Gomocup protocol on stdin/stdout (docs/pbrain.md)",
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true,
+    // A flag given twice takes its last value, as before clap (a wrapper may append a level's
+    // flags to a command line that has some).
+    args_override_self = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    mode: Option<Mode>,
+    #[command(flatten)]
+    level: LevelArgs,
+}
+
+/// What to do instead of playing at the level of the flags.
+#[derive(Debug, Subcommand)]
+enum Mode {
+    /// Play the seed's classic search, the same as --style classic --depth DEPTH.
+    Classic {
+        /// Deepest iteration in plies.
+        #[arg(default_value_t = CLASSIC_DEPTH, value_parser = value_parser!(u8).range(1..))]
+        depth: u8,
+    },
+    /// Search the bench positions to DEPTH and print the node count.
+    Bench {
+        /// Depth of every search.
+        #[arg(default_value_t = BENCH_DEPTH, value_parser = value_parser!(u8).range(1..))]
+        depth: u8,
+    },
+}
+
+/// A bot level, as in config.toml (the protocol's timeout_turn still applies). What is not
+/// given plays as strong as we can: the full search, depth 64, no time cap of its own, no
+/// blunders.
+#[derive(Debug, Args)]
+struct LevelArgs {
+    /// Which search.
+    #[arg(long, value_enum, default_value_t = StyleArg::Full)]
+    style: StyleArg,
+    /// Deepest iteration in plies [default: 64; classic 4].
+    #[arg(long, value_parser = value_parser!(u8).range(1..))]
+    depth: Option<u8>,
+    /// Time per move in milliseconds, capped by the protocol's clock [default: the clock's].
+    #[arg(long = "time-ms", value_parser = value_parser!(u64).range(1..))]
+    time_ms: Option<u64>,
+    /// Probability 0..1 of a deliberate weaker move.
+    #[arg(long, default_value_t = 0.0, value_parser = probability)]
+    blunder: f64,
+    /// Seed of the blunders.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// `--style`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum StyleArg {
+    Full,
+    Classic,
+}
+
+fn probability(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|p| (0.0..=1.0).contains(p))
+        .ok_or_else(|| format!("{s:?} is not a probability in 0..=1"))
+}
+
+impl LevelArgs {
+    /// The flags map one to one onto [`Level`].
+    fn options(&self) -> Options {
+        let style = match self.style {
+            StyleArg::Full => Style::Full,
+            StyleArg::Classic => Style::Classic,
+        };
+        let max_depth = self.depth.unwrap_or(match style {
+            Style::Full => FULL_DEPTH,
+            Style::Classic => CLASSIC_DEPTH,
+        });
+        let time = self
+            .time_ms
+            .map_or(NO_TIME_CAP, |ms| Duration::from_millis(ms).min(NO_TIME_CAP));
+        Options {
+            level: Level {
+                style,
+                max_depth,
+                time,
+                blunder: self.blunder,
+            },
+            seed: self.seed,
         }
-        Some("bench") => {
-            let depth = match args.get(1).map(|d| d.parse::<u8>()) {
-                None => BENCH_DEPTH,
-                Some(Ok(d)) if d > 0 && args.len() == 2 => d,
-                Some(_) => usage(None),
-            };
-            bench(depth);
-        }
-        _ => match parse_options(&args) {
-            Ok(options) => serve(options),
-            Err(e) => usage(Some(&e)),
-        },
     }
 }
 
@@ -102,97 +174,12 @@ struct Options {
     seed: u64,
 }
 
-/// Reads `--style full|classic`, `--depth N`, `--time-ms T`, `--blunder P` and `--seed S`
-/// (each also as `--flag=value`), which map one to one onto [`Level`]. What is not given plays
-/// as strong as we can: the full search, depth 64, no time cap of its own, no blunders.
-fn parse_options(args: &[String]) -> Result<Options, String> {
-    let mut style = Style::Full;
-    let (mut depth, mut time, mut blunder, mut seed) = (None, NO_TIME_CAP, 0.0, 1);
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) => (f, Some(v.to_string())),
-            None => (arg.as_str(), None),
-        };
-        let Some(value) = inline.or_else(|| args.next().cloned()) else {
-            return Err(format!("{flag} needs a value"));
-        };
-        let bad = || format!("bad value {value:?} for {flag}");
-        match flag {
-            "--style" => {
-                style = match value.as_str() {
-                    "full" => Style::Full,
-                    "classic" => Style::Classic,
-                    _ => return Err(bad()),
-                }
-            }
-            "--depth" => {
-                depth = Some(
-                    value
-                        .parse::<u8>()
-                        .ok()
-                        .filter(|&d| d > 0)
-                        .ok_or_else(bad)?,
-                )
-            }
-            "--time-ms" => {
-                let ms = value
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|&t| t > 0)
-                    .ok_or_else(bad)?;
-                time = Duration::from_millis(ms).min(NO_TIME_CAP);
-            }
-            "--blunder" => {
-                blunder = value
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|p| (0.0..=1.0).contains(p))
-                    .ok_or_else(bad)?
-            }
-            "--seed" => seed = value.parse::<u64>().map_err(|_| bad())?,
-            _ => return Err(format!("unknown option {flag:?}")),
-        }
-    }
-    let max_depth = depth.unwrap_or(match style {
-        Style::Full => FULL_DEPTH,
-        Style::Classic => CLASSIC_DEPTH,
-    });
-    Ok(Options {
-        level: Level {
-            style,
-            max_depth,
-            time,
-            blunder,
-        },
-        seed,
-    })
-}
-
 /// Speaks the protocol on stdin/stdout, playing at `options`' level.
 fn serve(options: Options) {
     let stdin = io::stdin();
     let stdout = io::stdout();
     let mut brain = Brain::new(options);
     brain.run(&mut stdin.lock(), &mut stdout.lock());
-}
-
-fn usage(error: Option<&str>) -> ! {
-    if let Some(e) = error {
-        eprintln!("pbrain-caro: {e}");
-    }
-    eprintln!(
-        "usage: pbrain-caro [OPTIONS]         speak the Gomocup protocol on stdin/stdout\n       \
-         pbrain-caro classic [depth]   the same as --style classic --depth depth (default {CLASSIC_DEPTH})\n       \
-         pbrain-caro bench [depth]     search the bench positions to depth (default {BENCH_DEPTH})\n\
-         options (a bot level, as in config.toml; the protocol's timeout_turn still applies):\n  \
-         --style full|classic   which search (default full)\n  \
-         --depth N              deepest iteration in plies (default {FULL_DEPTH}; classic {CLASSIC_DEPTH})\n  \
-         --time-ms T            time per move, capped by the protocol's clock (default: the clock's)\n  \
-         --blunder P            probability 0..1 of a deliberate weaker move (default 0)\n  \
-         --seed S               seed of the blunders (default 1)"
-    );
-    std::process::exit(2);
 }
 
 /// Searches the fixed bench positions to `depth`, each with a fresh engine so the count does
@@ -300,7 +287,7 @@ struct Brain {
     bot: Bot,
     /// Set by an `INFO rule` we cannot play; every game command is answered with it until a
     /// rule we can play arrives.
-    rule_error: Option<String>,
+    rule_error: Option<Reply>,
     /// Cells marked `3` in the last `BOARD` (the winning line of a previous game in continuous
     /// mode): not stones of either side, but we do not answer on them.
     marked: Vec<Move>,
@@ -334,39 +321,37 @@ impl Brain {
         if line.is_empty() {
             return Flow::Continue;
         }
-        let (command, args) = match line.split_once(char::is_whitespace) {
-            Some((c, a)) => (c, a.trim()),
-            None => (line, ""),
-        };
-        let command_upper = command.to_ascii_uppercase();
-        if let Some(error) = self.rule_error.clone() {
-            if GAME_COMMANDS.contains(&command_upper.as_str()) {
-                if command_upper == "BOARD" {
+        let command = Command::parse(line);
+        if let Some(error) = &self.rule_error {
+            // A malformed command is always a game command (`INFO` never fails to parse).
+            if command.as_ref().map_or(true, is_game_command) {
+                if command == Ok(Command::Board) {
                     // Read the position up to DONE so its lines are not taken for commands.
                     while read_line(input).is_some_and(|l| !l.trim().eq_ignore_ascii_case("DONE")) {
                     }
                 }
-                send(out, &error);
+                send(out, error);
                 return Flow::Continue;
             }
         }
-        let reply = match command_upper.as_str() {
-            "START" => self.start_command(args),
-            "RECTSTART" => self.rectstart_command(args),
-            "RESTART" => self.restart_command(),
-            "INFO" => {
-                self.info_command(args);
+        let reply = match command {
+            Err(bad) => Some(self.bad_command(bad)),
+            Ok(Command::Start(n)) => Some(self.new_game(n, n)),
+            Ok(Command::RectStart(w, h)) => Some(self.new_game(w, h)),
+            Ok(Command::Restart) => Some(self.restart_command()),
+            Ok(Command::Info(info)) => {
+                self.info_command(info);
                 None
             }
-            "BEGIN" => self.begin_command(out),
-            "TURN" => self.turn_command(args, out),
-            "BOARD" => self.board_command(input, out),
-            "TAKEBACK" => self.takeback_command(args),
-            "PLAY" => self.play_command(args),
-            "ABOUT" => Some(ABOUT.to_string()),
-            "END" => return Flow::Quit,
+            Ok(Command::Begin) => Some(self.begin_command(out)),
+            Ok(Command::Turn(x, y)) => Some(self.turn_command(x, y, out)),
+            Ok(Command::Board) => self.board_command(input, out),
+            Ok(Command::Takeback(x, y)) => Some(self.takeback_command(x, y)),
+            Ok(Command::Play(x, y)) => Some(self.play_command(x, y)),
+            Ok(Command::About) => Some(Reply::Other(ABOUT.to_string())),
+            Ok(Command::End) => return Flow::Quit,
             // Protocol 2: "UNKNOWN [message]" for a command the brain does not know.
-            _ => Some(format!("UNKNOWN command {command:?}")),
+            Ok(Command::Unknown(word)) => Some(Reply::Unknown(format!("command {word:?}"))),
         };
         if let Some(reply) = reply {
             send(out, &reply);
@@ -374,71 +359,62 @@ impl Brain {
         Flow::Continue
     }
 
+    /// The reply to a command whose arguments cannot be read. The moves (`TURN`, `TAKEBACK`,
+    /// `PLAY`) need a game first: without one, that is the error.
+    fn bad_command(&self, bad: BadCommand) -> Reply {
+        let starts_a_game = matches!(bad.command, "START" | "RECTSTART");
+        if !starts_a_game && self.board.is_none() {
+            return no_game();
+        }
+        Reply::Error(bad.to_string())
+    }
+
     /// A new game on a `width` x `height` board.
-    fn new_game(&mut self, width: u64, height: u64) -> String {
+    fn new_game(&mut self, width: u64, height: u64) -> Reply {
         let size = |n: u64| u8::try_from(n).unwrap_or(u8::MAX);
         match Rules::caro(size(width), size(height), self.rule) {
             Ok(rules) => {
                 self.board = Some(Board::new(rules));
                 self.marked.clear();
                 self.bot.clear();
-                "OK".to_string()
+                Reply::Ok
             }
             Err(_) => {
                 // No game until a START we accept: better than playing on the old board.
                 self.board = None;
-                format!(
-                "ERROR unsupported size {width}x{height} (boards from {MIN_CARO_SIZE} to {MAX_SIZE})"
-            )
+                Reply::Error(format!(
+                    "unsupported size {width}x{height} (boards from {MIN_CARO_SIZE} to {MAX_SIZE})"
+                ))
             }
         }
     }
 
-    fn start_command(&mut self, args: &str) -> Option<String> {
-        Some(match args.parse::<u64>() {
-            Ok(n) => self.new_game(n, n),
-            Err(_) => format!("ERROR START expects a board size, got {args:?}"),
-        })
-    }
-
-    fn rectstart_command(&mut self, args: &str) -> Option<String> {
-        Some(match parse_pair(args) {
-            Some((w, h)) => self.new_game(w, h),
-            None => format!("ERROR RECTSTART expects width,height, got {args:?}"),
-        })
-    }
-
-    fn restart_command(&mut self) -> Option<String> {
-        Some(match &self.board {
+    fn restart_command(&mut self) -> Reply {
+        match &self.board {
             Some(board) => {
                 let rules = *board.rules();
                 self.board = Some(Board::new(rules));
                 self.marked.clear();
                 self.bot.clear();
-                "OK".to_string()
+                Reply::Ok
             }
             None => no_game(),
-        })
+        }
     }
 
     /// `INFO key value`: never answered (the manager does not read replies to INFO). Unknown
     /// keys and unreadable values are ignored, as protocol 2 asks; a rule we cannot play is
-    /// reported at the next game command (see [`GAME_COMMANDS`]).
-    fn info_command(&mut self, args: &str) -> Option<()> {
-        let (key, value) = args.split_once(char::is_whitespace)?;
-        let (key, value) = (key.to_ascii_lowercase(), value.trim());
-        let number = || value.parse::<u64>().ok();
-        match key.as_str() {
-            "timeout_turn" => self.clock.timeout_turn = number()?,
-            "timeout_match" => self.clock.timeout_match = number()?,
-            "time_left" => {
+    /// reported at the next game command (see [`is_game_command`]).
+    fn info_command(&mut self, info: Info) {
+        match info {
+            Info::TimeoutTurn(ms) => self.clock.timeout_turn = ms,
+            Info::TimeoutMatch(ms) => self.clock.timeout_match = ms,
+            Info::TimeLeft(left) => {
                 // May be negative once we are out of time; 2147483647 means no match limit.
-                let left: i64 = value.parse().ok()?;
                 self.clock.time_left = (left < i32::MAX as i64).then_some(left.max(0) as u64);
             }
-            "max_memory" => {
+            Info::MaxMemory(bytes) => {
                 // Bytes, 0 = no limit. Half of it for the table leaves room for the rest.
-                let bytes = number()?;
                 let mb = if bytes == 0 {
                     DEFAULT_TT_MB
                 } else {
@@ -449,17 +425,16 @@ impl Brain {
                     self.bot.resize_table(mb);
                 }
             }
-            "rule" => {
-                let Some(rule) = value.parse::<u32>().ok().and_then(Rule::from_gomocup) else {
-                    // Protocol 2: a brain that cannot meet an INFO "should wait with the output
-                    // of the problem until the manager sends the first command not having an
-                    // INFO form": the manager does not read replies to INFO, and an extra line
-                    // now would be read as the answer to its next command.
-                    self.rule_error = Some(format!(
-                        "ERROR unsupported rule {value}: renju is not supported (rules 0, 1, 8, 9 are)"
-                    ));
-                    return None;
-                };
+            Info::UnsupportedRule(value) => {
+                // Protocol 2: a brain that cannot meet an INFO "should wait with the output
+                // of the problem until the manager sends the first command not having an
+                // INFO form": the manager does not read replies to INFO, and an extra line
+                // now would be read as the answer to its next command.
+                self.rule_error = Some(Reply::Error(format!(
+                    "unsupported rule {value}: renju is not supported (rules 0, 1, 8, 9 are)"
+                )));
+            }
+            Info::Rule(rule) => {
                 self.rule = rule;
                 self.rule_error = None;
                 // Replay the game so far under the new rule (managers normally send the rule
@@ -473,35 +448,31 @@ impl Brain {
                 }
             }
             // game_type, folder, evaluate and anything newer: accepted and ignored.
-            _ => {}
+            Info::GameType(_) | Info::Other { .. } => {}
         }
-        Some(())
     }
 
-    fn begin_command(&mut self, out: &mut impl Write) -> Option<String> {
+    fn begin_command(&mut self, out: &mut impl Write) -> Reply {
         if self.board.is_none() {
-            return Some(no_game());
+            return no_game();
         }
-        Some(self.think_and_play(out))
+        self.think_and_play(out)
     }
 
-    fn turn_command(&mut self, args: &str, out: &mut impl Write) -> Option<String> {
+    fn turn_command(&mut self, x: u64, y: u64, out: &mut impl Write) -> Reply {
         let Some(board) = self.board.as_mut() else {
-            return Some(no_game());
-        };
-        let Some((x, y)) = parse_pair(args) else {
-            return Some(format!("ERROR TURN expects x,y, got {args:?}"));
+            return no_game();
         };
         match legal(board, x, y) {
             Ok(mv) => board.play_unchecked(mv),
-            Err(e) => return Some(e),
+            Err(e) => return e,
         }
-        Some(self.think_and_play(out))
+        self.think_and_play(out)
     }
 
     /// `BOARD`, then `x,y,field` lines up to `DONE`: a whole position (field 1 = our stone,
     /// 2 = the opponent's, 3 = a winning-line mark in continuous mode), then our move.
-    fn board_command(&mut self, input: &mut impl BufRead, out: &mut impl Write) -> Option<String> {
+    fn board_command(&mut self, input: &mut impl BufRead, out: &mut impl Write) -> Option<Reply> {
         let (mut own, mut theirs, mut marked) = (Vec::new(), Vec::new(), Vec::new());
         let mut error = None;
         loop {
@@ -514,19 +485,20 @@ impl Brain {
             if l.is_empty() {
                 continue;
             }
-            let fields: Vec<Option<u8>> = l.split(',').map(|f| f.trim().parse().ok()).collect();
-            match fields[..] {
-                [Some(x), Some(y), Some(1)] => own.push(Move::new(x, y)),
-                [Some(x), Some(y), Some(2)] => theirs.push(Move::new(x, y)),
-                [Some(x), Some(y), Some(3)] => marked.push(Move::new(x, y)),
-                _ => error = error.or(Some(format!("ERROR bad BOARD line {l:?}"))),
+            match Stone::parse(l) {
+                Some(Stone { mv, field }) => match field {
+                    Field::Own => own.push(mv),
+                    Field::Opponent => theirs.push(mv),
+                    Field::WinningLine => marked.push(mv),
+                },
+                None => error = error.or(Some(format!("bad BOARD line {l:?}"))),
             }
         }
         let Some(board) = &self.board else {
             return Some(no_game());
         };
         if let Some(e) = error {
-            return Some(e);
+            return Some(Reply::Error(e));
         }
         // We are to move, so we are X (black, who moves first) when the counts are equal.
         let (x, o) = if own.len() == theirs.len() {
@@ -541,28 +513,25 @@ impl Brain {
                 self.marked = marked;
             }
             Err(_) => {
-                return Some(format!(
-                    "ERROR impossible position: {} own and {} opponent stones with us to move",
+                return Some(Reply::Error(format!(
+                    "impossible position: {} own and {} opponent stones with us to move",
                     own.len(),
                     theirs.len()
-                ))
+                )))
             }
         }
         Some(self.think_and_play(out))
     }
 
     /// `TAKEBACK x,y`: removes that stone (normally the last one played).
-    fn takeback_command(&mut self, args: &str) -> Option<String> {
+    fn takeback_command(&mut self, x: u64, y: u64) -> Reply {
         let Some(board) = self.board.as_mut() else {
-            return Some(no_game());
-        };
-        let Some((x, y)) = parse_pair(args) else {
-            return Some(format!("ERROR TAKEBACK expects x,y, got {args:?}"));
+            return no_game();
         };
         let target = (x, y);
         if board.last_move().map(|m| (m.x as u64, m.y as u64)) == Some(target) {
             board.undo();
-            return Some("OK".to_string());
+            return Reply::Ok;
         }
         // Not the last move (after BOARD the order is unknown): rebuild without that stone.
         let (mut xs, mut os) = (Vec::new(), Vec::new());
@@ -577,41 +546,38 @@ impl Brain {
             }
         }
         if !found {
-            return Some(format!("ERROR no stone on {x},{y} to take back"));
+            return Reply::Error(format!("no stone on {x},{y} to take back"));
         }
         match Board::set_up(*board.rules(), &xs, &os) {
             Ok(b) => {
                 *board = b;
-                Some("OK".to_string())
+                Reply::Ok
             }
-            Err(e) => Some(format!("ERROR cannot take back {x},{y}: {e}")),
+            Err(e) => Reply::Error(format!("cannot take back {x},{y}: {e}")),
         }
     }
 
     /// `PLAY x,y` (Yixin board extension): the manager tells us which move to play; we play it
     /// for our side and confirm it.
-    fn play_command(&mut self, args: &str) -> Option<String> {
+    fn play_command(&mut self, x: u64, y: u64) -> Reply {
         let Some(board) = self.board.as_mut() else {
-            return Some(no_game());
+            return no_game();
         };
-        let Some((x, y)) = parse_pair(args) else {
-            return Some(format!("ERROR PLAY expects x,y, got {args:?}"));
-        };
-        Some(match legal(board, x, y) {
+        match legal(board, x, y) {
             Ok(mv) => {
                 board.play_unchecked(mv);
-                mv.to_string()
+                Reply::mv(mv)
             }
             Err(e) => e,
-        })
+        }
     }
 
     /// Chooses our move within the clock, plays it on our board and returns the answer line.
-    fn think_and_play(&mut self, out: &mut impl Write) -> String {
+    fn think_and_play(&mut self, out: &mut impl Write) -> Reply {
         let board = self.board.as_mut().expect("callers check for a game");
         match board.status() {
             Status::Ongoing => {}
-            Status::Draw => return "ERROR the board is full".to_string(),
+            Status::Draw => return Reply::Error("the board is full".to_string()),
             Status::Won(winner) => {
                 // Only a continuous game (rule bit 2) or an analysis tool sends a position that
                 // already holds a five. We answer a legal move without searching: the empty
@@ -620,11 +586,13 @@ impl Brain {
                     Some(mv) => {
                         send(
                             out,
-                            &format!("MESSAGE the game is already won by {winner}; not searching"),
+                            &Reply::Message(format!(
+                                "the game is already won by {winner}; not searching"
+                            )),
                         );
-                        mv.to_string()
+                        Reply::mv(mv)
                     }
-                    None => "ERROR the board is full".to_string(),
+                    None => Reply::Error("the board is full".to_string()),
                 };
             }
         }
@@ -640,7 +608,7 @@ impl Brain {
                     stop.store(true, Ordering::Relaxed);
                 }
             });
-            let mut report = |info: &SearchInfo| send(out, &format!("MESSAGE {}", describe(info)));
+            let mut report = |info: &SearchInfo| send(out, &Reply::Message(describe(info)));
             let result = bot.choose_within(board, soft, stop, &mut report);
             drop(done);
             result
@@ -652,9 +620,9 @@ impl Brain {
         match best {
             Some(mv) => {
                 board.play_unchecked(mv);
-                mv.to_string()
+                Reply::mv(mv)
             }
-            None => "ERROR no legal move".to_string(),
+            None => Reply::Error("no legal move".to_string()),
         }
     }
 }
@@ -693,39 +661,47 @@ fn fallback_move(board: &Board, marked: &[Move]) -> Option<Move> {
         })
 }
 
-/// The move (`x`, `y`) if it can be played now, else the `ERROR` line saying why.
-fn legal(board: &Board, x: u64, y: u64) -> Result<Move, String> {
+/// The move (`x`, `y`) if it can be played now, else the `ERROR` saying why.
+fn legal(board: &Board, x: u64, y: u64) -> Result<Move, Reply> {
     let coord = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
     board
         .check(coord(x), coord(y))
-        .map_err(|e| format!("ERROR illegal move {x},{y}: {e}"))
+        .map_err(|e| Reply::Error(format!("illegal move {x},{y}: {e}")))
 }
 
-/// The next input line, `None` at the end of input. Bytes that are not UTF-8 are replaced
-/// rather than fatal: garbage gets an error reply, not a dead engine.
+/// The commands answered with the pending error of an unsupported `INFO rule`.
+fn is_game_command(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Start(_)
+            | Command::RectStart(..)
+            | Command::Restart
+            | Command::Begin
+            | Command::Turn(..)
+            | Command::Board
+            | Command::Takeback(..)
+            | Command::Play(..)
+    )
+}
+
+/// The next input line, `None` at the end of input.
 fn read_line(input: &mut impl BufRead) -> Option<String> {
     let mut bytes = Vec::new();
     match input.read_until(b'\n', &mut bytes) {
         Ok(0) | Err(_) => None,
-        Ok(_) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        Ok(_) => Some(caro_gomocup::decode_line(&bytes)),
     }
 }
 
-/// `x,y` as two numbers.
-fn parse_pair(s: &str) -> Option<(u64, u64)> {
-    let (a, b) = s.split_once(',')?;
-    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
-}
-
-fn no_game() -> String {
-    "ERROR no game: send START first".to_string()
+fn no_game() -> Reply {
+    Reply::Error("no game: send START first".to_string())
 }
 
 /// Writes one line and flushes it: the manager waits for whole lines (protocol 2 warns about
 /// buffered output).
-fn send(out: &mut impl Write, line: &str) {
+fn send(out: &mut impl Write, reply: &Reply) {
     // A closed pipe means the manager is gone; the next read ends the loop.
-    let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+    let _ = writeln!(out, "{reply}").and_then(|_| out.flush());
 }
 
 #[cfg(test)]
@@ -781,8 +757,36 @@ mod tests {
         assert_eq!(ms(clock.budget(Duration::from_millis(9_000)).0), 4_500);
     }
 
-    fn options(args: &[&str]) -> Result<Options, String> {
-        parse_options(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+    fn options(args: &[&str]) -> Result<Options, clap::Error> {
+        let cli = Cli::try_parse_from(std::iter::once(&"pbrain-caro").chain(args))?;
+        assert!(cli.mode.is_none(), "{args:?}");
+        Ok(cli.level.options())
+    }
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+        let mode = |args: &[&str]| Cli::try_parse_from(args).map(|c| c.mode);
+        assert!(matches!(
+            mode(&["pbrain-caro", "classic"]),
+            Ok(Some(Mode::Classic {
+                depth: CLASSIC_DEPTH
+            }))
+        ));
+        assert!(matches!(
+            mode(&["pbrain-caro", "bench", "2"]),
+            Ok(Some(Mode::Bench { depth: 2 }))
+        ));
+        for bad in [
+            &["pbrain-caro", "bench", "zero"][..],
+            &["pbrain-caro", "classic", "0"],
+            &["pbrain-caro", "classic", "2", "3"],
+            &["pbrain-caro", "--depth", "3", "classic"],
+            &["pbrain-caro", "help"],
+        ] {
+            assert!(mode(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
@@ -812,6 +816,8 @@ mod tests {
             }
         );
         assert_eq!(o.seed, 9);
+        let o = options(&["--depth", "6", "--seed", "2", "--depth=3"]).unwrap();
+        assert_eq!((o.level.max_depth, o.seed), (3, 2), "the last value wins");
         let o = options(&["--style", "classic"]).unwrap();
         assert_eq!(
             (o.level.style, o.level.max_depth),
