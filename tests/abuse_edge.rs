@@ -257,7 +257,8 @@ async fn configured_origins_may_upgrade() {
 /// closes.
 #[tokio::test]
 async fn the_tcp_gauge_counts_connections_still_in_their_head() {
-    let server = start(config()).await;
+    // Heads may take their time: none is dropped while the test waits.
+    let server = start(config_with("handshake_timeout_ms = 600000", "", "", "")).await;
     let silent: Vec<TcpStream> =
         futures::future::join_all((0..5).map(|_| TcpStream::connect(server.addr)))
             .await
