@@ -26,6 +26,7 @@ pub mod latest;
 pub mod lobby;
 pub mod metrics;
 pub mod outside;
+pub mod peers;
 pub mod protocol;
 pub mod room;
 pub mod signal;
@@ -68,6 +69,8 @@ pub struct Server {
     pub tracker: TaskTracker,
     /// Bounds simultaneous connections.
     pub connection_permits: Arc<Semaphore>,
+    /// Connections and upgrades per client address.
+    pub peers: peers::Peers,
     /// Every open WebSocket connection, by id: the shutdown closes them.
     connections: DashMap<u64, ClientHandle>,
     next_id: AtomicU64,
@@ -115,6 +118,7 @@ impl Server {
         }));
         Arc::new(Server {
             connection_permits: Arc::new(Semaphore::new(config.limits.max_connections)),
+            peers: peers::Peers::new(&config.limits),
             connections: DashMap::new(),
             config,
             lobby,

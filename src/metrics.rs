@@ -17,6 +17,15 @@ pub struct Metrics {
     pub connections_total: AtomicU64,
     /// Connections refused at the limit.
     pub connections_refused_total: AtomicU64,
+    /// Open TCP connections, from accept to close: HTTP, WebSocket, and those still sending
+    /// their request head or being refused.
+    pub tcp_connections: AtomicU64,
+    /// Connections refused at the per-address limit.
+    pub connections_refused_per_ip_total: AtomicU64,
+    /// WebSocket upgrades refused by the per-address rate.
+    pub upgrades_rate_limited_total: AtomicU64,
+    /// WebSocket upgrades refused for their `Origin`.
+    pub upgrades_forbidden_origin_total: AtomicU64,
     /// Open rooms.
     pub rooms: AtomicU64,
     /// Rooms created since start.
@@ -86,6 +95,30 @@ impl Metrics {
             "counter",
             "Connections refused at max_connections.",
             &self.connections_refused_total,
+        );
+        one(
+            "tcp_connections",
+            "gauge",
+            "Open TCP connections, including those not yet past their request head.",
+            &self.tcp_connections,
+        );
+        one(
+            "connections_refused_per_ip_total",
+            "counter",
+            "Connections refused at max_connections_per_ip.",
+            &self.connections_refused_per_ip_total,
+        );
+        one(
+            "upgrades_rate_limited_total",
+            "counter",
+            "WebSocket upgrades refused at upgrades_per_ip_per_sec.",
+            &self.upgrades_rate_limited_total,
+        );
+        one(
+            "upgrades_forbidden_origin_total",
+            "counter",
+            "WebSocket upgrades refused for their Origin.",
+            &self.upgrades_forbidden_origin_total,
         );
         one("rooms", "gauge", "Open rooms.", &self.rooms);
         one(

@@ -14,6 +14,12 @@ pub struct RawLimits {
     pub max_frame_bytes: usize,
     /// Simultaneous connections (WebSocket and HTTP).
     pub max_connections: usize,
+    /// Simultaneous connections from one address (an IPv6 /64); 0: unlimited.
+    pub max_connections_per_ip: usize,
+    /// WebSocket upgrades one address may make per second, on average; 0: unlimited.
+    pub upgrades_per_ip_per_sec: f64,
+    /// Upgrades one address may make at once before the rate applies.
+    pub upgrades_per_ip_burst: u32,
     /// Open rooms.
     pub max_rooms: usize,
     /// Spectators per room.
@@ -39,6 +45,9 @@ impl Default for RawLimits {
         RawLimits {
             max_frame_bytes: 4096,
             max_connections: 10_000,
+            max_connections_per_ip: 64,
+            upgrades_per_ip_per_sec: 10.0,
+            upgrades_per_ip_burst: 50,
             max_rooms: 2_000,
             max_spectators: 500,
             max_name_chars: 24,
@@ -59,6 +68,12 @@ pub struct Limits {
     pub max_frame_bytes: usize,
     /// Simultaneous connections (>= 1).
     pub max_connections: usize,
+    /// Simultaneous connections per address; `None`: unlimited (written as 0).
+    pub max_connections_per_ip: Option<usize>,
+    /// Upgrades per address per second; `None`: unlimited (written as 0).
+    pub upgrades_per_ip_per_sec: Option<f64>,
+    /// Upgrades per address at once (>= 1).
+    pub upgrades_per_ip_burst: u32,
     /// Open rooms (>= 1).
     pub max_rooms: usize,
     /// Spectators per room.
@@ -87,6 +102,9 @@ impl TryFrom<RawLimits> for Limits {
         let RawLimits {
             max_frame_bytes,
             max_connections,
+            max_connections_per_ip,
+            upgrades_per_ip_per_sec,
+            upgrades_per_ip_burst,
             max_rooms,
             max_spectators,
             max_name_chars,
@@ -134,9 +152,27 @@ impl TryFrom<RawLimits> for Limits {
         if flood_close_after == 0 {
             return Err(invalid("limits.flood_close_after", "must be at least 1"));
         }
+        // Above 1e9 a token would come back in less than a nanosecond, governor's resolution.
+        if !(upgrades_per_ip_per_sec.is_finite() && (0.0..=1e9).contains(&upgrades_per_ip_per_sec))
+        {
+            return Err(invalid(
+                "limits.upgrades_per_ip_per_sec",
+                "must be a number in 0..=1e9 (0: unlimited)",
+            ));
+        }
+        if upgrades_per_ip_burst == 0 {
+            return Err(invalid(
+                "limits.upgrades_per_ip_burst",
+                "must be at least 1",
+            ));
+        }
         Ok(Limits {
             max_frame_bytes,
             max_connections,
+            max_connections_per_ip: (max_connections_per_ip > 0).then_some(max_connections_per_ip),
+            upgrades_per_ip_per_sec: (upgrades_per_ip_per_sec > 0.0)
+                .then_some(upgrades_per_ip_per_sec),
+            upgrades_per_ip_burst,
             max_rooms,
             max_spectators,
             max_name_chars,
@@ -196,6 +232,20 @@ mod tests {
                 ..d()
             }),
             "limits.rate_per_sec: must be a positive number"
+        );
+        assert_eq!(
+            err(RawLimits {
+                upgrades_per_ip_per_sec: -1.0,
+                ..d()
+            }),
+            "limits.upgrades_per_ip_per_sec: must be a number in 0..=1e9 (0: unlimited)"
+        );
+        assert_eq!(
+            err(RawLimits {
+                upgrades_per_ip_burst: 0,
+                ..d()
+            }),
+            "limits.upgrades_per_ip_burst: must be at least 1"
         );
     }
 }

@@ -26,7 +26,7 @@ use serde::Deserialize;
 pub use bots::{BotConfig, BotEngine, OutsideConfig, RawBot, RawSearch, SearchConfig};
 pub use limits::{Limits, RawLimits};
 pub use rooms::{RawRooms, RoomsConfig};
-pub use server::{RawServer, ServerConfig};
+pub use server::{AllowedOrigins, Origin, RawServer, ServerConfig};
 pub use store::{RawStore, StoreConfig};
 
 /// Why the configuration could not be loaded.

@@ -1,10 +1,13 @@
 //! `[server]`: where the server listens, how it logs, and the connection timings that belong to
 //! no room.
 
+use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::time::Duration;
 
+use axum::http::uri::{Authority, Uri};
 use serde::Deserialize;
 
 use super::{invalid, ms, ConfigError};
@@ -29,6 +32,8 @@ pub struct RawServer {
     pub session_ttl_ms: u64,
     /// Serve the browser client from this directory instead of the embedded copy ("": embedded).
     pub client_dir: String,
+    /// Pages (origins) besides the server's own that may open a WebSocket; "*": any.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for RawServer {
@@ -42,6 +47,7 @@ impl Default for RawServer {
             handshake_timeout_ms: 10_000,
             session_ttl_ms: 3_600_000,
             client_dir: String::new(),
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -65,6 +71,99 @@ pub struct ServerConfig {
     pub session_ttl: Duration,
     /// Where the browser client is read from; `None`: the copy embedded in the binary.
     pub client_dir: Option<PathBuf>,
+    /// Which pages may open a WebSocket besides the server's own.
+    pub allowed_origins: AllowedOrigins,
+}
+
+/// `server.allowed_origins`: the pages, besides those the server serves itself (an `Origin`
+/// naming the `Host` the request was sent to) and clients that send no `Origin` at all, whose
+/// scripts may open a WebSocket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllowedOrigins {
+    /// `["*"]`: every page.
+    Any,
+    /// These origins only (empty: the server's own pages only).
+    Listed(Vec<Origin>),
+}
+
+impl AllowedOrigins {
+    /// Whether a page of `origin` may open a WebSocket (the same-host rule aside).
+    pub fn allows(&self, origin: &Origin) -> bool {
+        match self {
+            AllowedOrigins::Any => true,
+            AllowedOrigins::Listed(list) => list.contains(origin),
+        }
+    }
+}
+
+/// A web origin (RFC 6454): scheme, host and port, compared without case and with the scheme's
+/// default port written out, so that `https://Example.com` and `https://example.com:443` are one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// `http` or `https`.
+    pub scheme: String,
+    /// Lower case; an IPv6 address in brackets.
+    pub host: String,
+    /// Explicit, or the scheme's default.
+    pub port: u16,
+}
+
+impl Origin {
+    /// Whether this origin names the host a request was sent to, given its `Host` header. A
+    /// `Host` without a port was sent to the default port of whichever scheme the page used
+    /// (TLS may have ended at a proxy), so it matches that scheme's default port.
+    pub fn is_host(&self, host_header: &str) -> bool {
+        let Ok(host) = Authority::from_str(host_header) else {
+            return false;
+        };
+        if !host.host().eq_ignore_ascii_case(&self.host) {
+            return false;
+        }
+        match host.port_u16() {
+            Some(port) => port == self.port,
+            None => Some(self.port) == default_port(&self.scheme),
+        }
+    }
+}
+
+/// Port 80 for `http`, 443 for `https`; the only schemes a page with a WebSocket has.
+fn default_port(scheme: &str) -> Option<u16> {
+    match scheme {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => None,
+    }
+}
+
+/// Why a string is not an origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotAnOrigin;
+
+impl FromStr for Origin {
+    type Err = NotAnOrigin;
+
+    /// `scheme://host[:port]`, as browsers send it (no path, no user); "null" is not an origin.
+    fn from_str(s: &str) -> Result<Origin, NotAnOrigin> {
+        let uri = Uri::from_str(s).map_err(|_| NotAnOrigin)?;
+        let scheme = uri.scheme_str().ok_or(NotAnOrigin)?.to_ascii_lowercase();
+        let authority = uri.authority().ok_or(NotAnOrigin)?;
+        let default = default_port(&scheme).ok_or(NotAnOrigin)?;
+        let bare = uri.path_and_query().map_or(true, |p| p.as_str() == "/");
+        if !bare || authority.as_str().contains('@') || authority.host().is_empty() {
+            return Err(NotAnOrigin);
+        }
+        Ok(Origin {
+            scheme,
+            host: authority.host().to_ascii_lowercase(),
+            port: authority.port_u16().unwrap_or(default),
+        })
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}://{}:{}", self.scheme, self.host, self.port)
+    }
 }
 
 impl TryFrom<RawServer> for ServerConfig {
@@ -80,6 +179,7 @@ impl TryFrom<RawServer> for ServerConfig {
             handshake_timeout_ms,
             session_ttl_ms,
             client_dir,
+            allowed_origins,
         } = raw;
         let bind = bind.parse::<SocketAddr>().map_err(|e| {
             invalid(
@@ -92,6 +192,22 @@ impl TryFrom<RawServer> for ServerConfig {
         }
         tracing_subscriber::EnvFilter::try_new(&log)
             .map_err(|e| invalid("server.log", e.to_string()))?;
+        let allowed_origins = if allowed_origins.iter().any(|o| o == "*") {
+            AllowedOrigins::Any
+        } else {
+            let parsed = allowed_origins.iter().map(|o| {
+                o.parse::<Origin>().map_err(|_| {
+                    invalid(
+                        "server.allowed_origins",
+                        format!(
+                            "{o:?} is not an origin (expected \"*\" or e.g. \"https://example.com\" \
+                             or \"http://example.com:8080\", without a path)"
+                        ),
+                    )
+                })
+            });
+            AllowedOrigins::Listed(parsed.collect::<Result<_, _>>()?)
+        };
         Ok(ServerConfig {
             bind,
             log,
@@ -110,6 +226,7 @@ impl TryFrom<RawServer> for ServerConfig {
                     ))
                 }
             },
+            allowed_origins,
         })
     }
 }
@@ -152,5 +269,37 @@ mod tests {
             "server.client_dir: must be a directory holding index.html (or \"\" for the \
              embedded client)"
         );
+        assert!(err(RawServer {
+            allowed_origins: vec!["https://example.com/page".into()],
+            ..d()
+        })
+        .starts_with("server.allowed_origins: \"https://example.com/page\" is not an origin"));
+    }
+
+    #[test]
+    fn origins_compare_without_case_and_with_default_ports() {
+        let o = |s: &str| s.parse::<Origin>();
+        assert_eq!(o("https://Example.COM"), o("https://example.com:443"));
+        assert_ne!(o("http://example.com"), o("https://example.com"));
+        for bad in [
+            "null",
+            "example.com",
+            "ftp://example.com",
+            "https://u@example.com",
+        ] {
+            assert_eq!(o(bad), Err(NotAnOrigin), "{bad}");
+        }
+        let page = o("http://127.0.0.1:8080").unwrap();
+        assert!(page.is_host("127.0.0.1:8080"));
+        assert!(!page.is_host("127.0.0.1:8081"));
+        assert!(!page.is_host("127.0.0.1"));
+        let tls = o("https://caro.example").unwrap();
+        assert!(tls.is_host("Caro.Example"));
+        assert!(tls.is_host("caro.example:443"));
+        assert!(!tls.is_host("evil.example"));
+        assert!(o("http://[::1]:9000").unwrap().is_host("[::1]:9000"));
+        let list = AllowedOrigins::Listed(vec![tls.clone()]);
+        assert!(list.allows(&tls) && !list.allows(&page));
+        assert!(AllowedOrigins::Any.allows(&page));
     }
 }

@@ -1,6 +1,6 @@
 //! The edge: every TCP connection starts here. [`handle`] is the listener wrapper, the place for
-//! what happens before HTTP (the connection limit, then hyper's limits on the request head: its
-//! size and the time it may take to arrive); hyper then serves the connection with the axum
+//! what happens before HTTP (the connection limits, in all and per address, then hyper's limits
+//! on the request head: its size and the time it may take to arrive); hyper then serves the connection with the axum
 //! [`router`] as its service. The router is the whole HTTP surface: the WebSocket upgrade at
 //! `/ws` (`ws`, which hands the socket to [`crate::connection::serve`]), the JSON API,
 //! `/metrics` and `/healthz` (`api`), and the browser client under `/` (`static_files`).
@@ -37,6 +37,8 @@ use tower_http::trace::TraceLayer;
 
 pub use ws::ws_config;
 
+use crate::metrics::Metrics;
+use crate::peers::PeerSlot;
 use crate::Server;
 
 /// Longest request head accepted; a longer one gets 431. hyper's read buffer limit, whose
@@ -53,12 +55,29 @@ struct AppState {
     server: Arc<Server>,
 }
 
-/// The connection's slot under `limits.max_connections`, carried in each request's extensions
-/// so that a WebSocket keeps it for its whole life after the HTTP connection has handed it over.
+/// The connection's slots under `limits.max_connections` and `limits.max_connections_per_ip`
+/// and its place in `caro_tcp_connections`, carried in each request's extensions so that a
+/// WebSocket keeps them for its whole life after the HTTP connection has handed it over.
 #[derive(Clone)]
 struct Permit {
-    /// Held, never read: the slot is free again when the last copy is dropped.
-    _slot: Arc<OwnedSemaphorePermit>,
+    /// Held, never read: the slots are free again when the last copy is dropped.
+    _slots: Arc<(OwnedSemaphorePermit, PeerSlot, OpenTcp)>,
+}
+
+/// One open TCP connection in `caro_tcp_connections`, from accept until dropped.
+struct OpenTcp(Arc<Metrics>);
+
+impl OpenTcp {
+    fn new(metrics: &Arc<Metrics>) -> OpenTcp {
+        metrics.tcp_connections.fetch_add(1, Relaxed);
+        OpenTcp(metrics.clone())
+    }
+}
+
+impl Drop for OpenTcp {
+    fn drop(&mut self) {
+        self.0.tcp_connections.fetch_sub(1, Relaxed);
+    }
 }
 
 /// The whole HTTP surface as one axum `Router`.
@@ -131,30 +150,47 @@ fn plain(status: StatusCode, body: &'static str) -> Response {
         .into_response()
 }
 
-/// Serves one TCP connection: refused with 503 beyond `limits.max_connections`, else HTTP/1.1
-/// through hyper with `app` until the reply is sent (one request per connection, see
-/// `close_after`) or the WebSocket upgrade takes the socket over.
+/// The whole reply to a connection refused at `limits.max_connections`: the server is full.
+const FULL: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n\
+    Content-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n";
+
+/// The whole reply to a connection refused at `limits.max_connections_per_ip`: this client
+/// holds too many, others may still come in.
+const FULL_FOR_ADDRESS: &[u8] = b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain\r\n\
+    Content-Length: 39\r\nConnection: close\r\n\r\ntoo many connections from your address\n";
+
+/// Serves one TCP connection: refused with 503 beyond `limits.max_connections` and 429 beyond
+/// `limits.max_connections_per_ip`, else HTTP/1.1 through hyper with `app` until the reply is
+/// sent (one request per connection, see `close_after`) or the WebSocket upgrade takes the
+/// socket over.
 pub async fn handle(server: Arc<Server>, app: Router, mut stream: TcpStream, peer: SocketAddr) {
-    let Ok(permit) = server.connection_permits.clone().try_acquire_owned() else {
-        server
-            .metrics
-            .connections_refused_total
-            .fetch_add(1, Relaxed);
-        // Before any HTTP: refusing must cost less than serving, so the head is not even read.
-        let refuse = async {
-            stream
-                .write_all(
-                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n\
-                      Content-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n",
-                )
-                .await?;
-            stream.shutdown().await
-        };
-        let _ = tokio::time::timeout(Duration::from_secs(5), refuse).await;
-        return;
+    let open = OpenTcp::new(&server.metrics);
+    let admitted = match server.connection_permits.clone().try_acquire_owned() {
+        Err(_) => Err((&server.metrics.connections_refused_total, FULL)),
+        Ok(permit) => match server.peers.admit(peer.ip()) {
+            None => Err((
+                &server.metrics.connections_refused_per_ip_total,
+                FULL_FOR_ADDRESS,
+            )),
+            Some(slot) => Ok((permit, slot)),
+        },
+    };
+    let (permit, slot) = match admitted {
+        Ok(slots) => slots,
+        Err((counter, reply)) => {
+            counter.fetch_add(1, Relaxed);
+            // Before any HTTP: refusing must cost less than serving, so the head is not even
+            // read.
+            let refuse = async {
+                stream.write_all(reply).await?;
+                stream.shutdown().await
+            };
+            let _ = tokio::time::timeout(Duration::from_secs(5), refuse).await;
+            return;
+        }
     };
     let permit = Permit {
-        _slot: Arc::new(permit),
+        _slots: Arc::new((permit, slot, open)),
     };
     // Whether a whole request head has arrived: until then there is nothing to finish at shutdown.
     let started = Arc::new(AtomicBool::new(false));

@@ -2,8 +2,17 @@
 //! section 4.2), then hyper gives the socket up and tokio-tungstenite frames it for
 //! [`crate::connection::serve`]. A request that is not a valid upgrade gets an HTTP error with
 //! a body, never a silent close.
+//!
+//! Two checks come before a socket is served, because every WebSocket says `hello` and a
+//! session costs the server: its `Origin` (RFC 6455 section 10.2), so that a page of another
+//! site cannot open a socket in a player's browser (`server.allowed_origins`), then the upgrade
+//! rate of its address (`limits.upgrades_per_ip_per_sec`).
 
-use axum::extract::{Request, State};
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Version};
 use axum::response::{IntoResponse, Response};
 use hyper_util::rt::TokioIo;
@@ -12,6 +21,7 @@ use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 use tokio_tungstenite::WebSocketStream;
 
 use super::{plain, AppState, Permit};
+use crate::config::{AllowedOrigins, Origin};
 
 /// Per-connection WebSocket buffers, sized for 10,000 connections (docs/performance.md).
 /// tungstenite's default read buffer is 128 KiB, allocated and zero-filled on the first read:
@@ -44,6 +54,10 @@ pub enum UpgradeError {
     WsVersion,
     /// No `Sec-WebSocket-Key`.
     NoKey,
+    /// An `Origin` that is neither the server's own nor in `server.allowed_origins`.
+    Origin,
+    /// Past the address's upgrade burst; a token comes back after this long.
+    TooMany(Duration),
 }
 
 impl IntoResponse for UpgradeError {
@@ -70,6 +84,24 @@ impl IntoResponse for UpgradeError {
                 Some((header::SEC_WEBSOCKET_VERSION, "13")),
             ),
             UpgradeError::NoKey => (bad, "missing Sec-WebSocket-Key\n", None),
+            UpgradeError::Origin => (
+                StatusCode::FORBIDDEN,
+                "WebSocket connections from this page's origin are not allowed\n",
+                None,
+            ),
+            UpgradeError::TooMany(wait) => {
+                let mut response = plain(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "too many new WebSocket connections from your address\n",
+                );
+                // Whole seconds (RFC 9110 section 10.2.3), rounded up so that a client that
+                // waits as told finds a token.
+                let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
+                return response;
+            }
         };
         let mut response = plain(status, text);
         if let Some((name, value)) = extra {
@@ -89,6 +121,29 @@ fn has_token(headers: &HeaderMap, name: HeaderName, token: &str) -> bool {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .any(|t| t.trim().eq_ignore_ascii_case(token))
+}
+
+/// Whether a WebSocket may be opened by a request with these headers: without `Origin` (not a
+/// browser: browsers always send it on a WebSocket handshake), from the page's own host, or
+/// from an allowed origin.
+fn origin_allowed(headers: &HeaderMap, allowed: &AllowedOrigins) -> bool {
+    let mut origins = headers.get_all(header::ORIGIN).iter();
+    let (Some(origin), None) = (origins.next(), origins.next()) else {
+        // None at all, or several: a browser sends exactly one.
+        return headers.get(header::ORIGIN).is_none();
+    };
+    if *allowed == AllowedOrigins::Any {
+        return true;
+    }
+    let Some(origin) = origin.to_str().ok().and_then(|o| o.parse::<Origin>().ok()) else {
+        // "null" (a sandboxed page, a file) and garbage.
+        return false;
+    };
+    let own = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|host| origin.is_host(host));
+    own || allowed.allows(&origin)
 }
 
 /// `/ws`: answers a valid upgrade with 101 and serves the socket in a task of its own, which
@@ -116,10 +171,27 @@ pub(super) async fn upgrade(
     let Some(key) = headers.get(header::SEC_WEBSOCKET_KEY) else {
         return Err(UpgradeError::NoKey);
     };
+    let server = state.server;
+    if !origin_allowed(headers, &server.config.server.allowed_origins) {
+        server
+            .metrics
+            .upgrades_forbidden_origin_total
+            .fetch_add(1, Relaxed);
+        return Err(UpgradeError::Origin);
+    }
+    // Only a valid upgrade from an allowed page spends a token.
+    if let Some(ConnectInfo(peer)) = req.extensions().get::<ConnectInfo<SocketAddr>>() {
+        if let Err(wait) = server.peers.upgrade(peer.ip()) {
+            server
+                .metrics
+                .upgrades_rate_limited_total
+                .fetch_add(1, Relaxed);
+            return Err(UpgradeError::TooMany(wait));
+        }
+    }
     let accept = derive_accept_key(key.as_bytes());
     let permit = req.extensions_mut().remove::<Permit>();
     let on_upgrade = hyper::upgrade::on(&mut req);
-    let server = state.server;
     server.tracker.clone().spawn(async move {
         let _permit = permit;
         match on_upgrade.await {
