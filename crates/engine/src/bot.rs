@@ -67,6 +67,23 @@ impl Bot {
         }
     }
 
+    /// A bot for `level` that searches with `engine`, a used one welcome: its tables are aged,
+    /// not cleared, so what it learnt on earlier moves (of this game or another) still helps.
+    /// This is how the server reuses one engine per search slot instead of allocating its
+    /// tables for every move; [`Bot::into_engine`] gives the engine back.
+    pub fn with_engine(level: Level, seed: u64, engine: Engine) -> Bot {
+        Bot {
+            level,
+            engine,
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+
+    /// The bot's engine, for the next bot to reuse (see [`Bot::with_engine`]).
+    pub fn into_engine(self) -> Engine {
+        self.engine
+    }
+
     /// The level this bot plays at.
     pub fn level(&self) -> &Level {
         &self.level

@@ -68,6 +68,17 @@ fn dfpn_log2(tt_mb: usize) -> u32 {
     entries.max(1 << 12).ilog2().min(22)
 }
 
+/// The transposition table's salt for `board`'s kind of game (see [`tt`]'s module docs): the
+/// rule variant, the win length and the board size.
+fn game_salt(board: &Board) -> u64 {
+    let r = board.rules();
+    let kind = r.rule() as u64
+        | u64::from(r.win_length()) << 8
+        | u64::from(r.width()) << 16
+        | u64::from(r.height()) << 24;
+    kind.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
 /// History counters (chessprogramming.org/History_Heuristic) per side and cell, each with its
 /// share of the ordering score beside it, so that ordering a move reads one number. While a node
 /// generates its moves, its killers' bonuses are added to that share too (see [`Run::generate`]).
@@ -188,6 +199,7 @@ impl Searcher {
         self.history.prepare(len);
         self.killers = [[NO_MOVE; 2]; MAX_PLY];
         self.tt.new_search();
+        self.tt.set_salt(game_salt(board));
         let start = Instant::now();
         Run {
             small: pos.size() <= 25,
