@@ -365,7 +365,7 @@ impl BotPool {
                     last = Some(std::time::Instant::now());
                     let info = Thinking {
                         depth: info.depth,
-                        score: info.score,
+                        score: info.score.get(),
                         nodes: info.nodes,
                         nps: info.nps,
                         pv: info.pv.clone(),

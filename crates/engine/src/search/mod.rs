@@ -7,6 +7,7 @@
 //! - [`threats`]: immediate wins, the defences against a five, and the VCF solver;
 //! - [`vct`]: the threat-space search (fours and threes) by df-pn;
 //! - [`tt`]: the transposition table;
+//! - [`score`]: the [`Score`] type, evaluations and distances to a win;
 //! - [`negamax`]: iterative deepening, aspiration windows, principal variation search.
 //!
 //! `docs/engine.md` explains the design and cites the sources. Nothing here allocates per node,
@@ -15,6 +16,7 @@
 pub mod negamax;
 pub mod pattern;
 pub mod position;
+pub mod score;
 pub mod threats;
 pub mod tt;
 pub mod vct;
@@ -24,15 +26,15 @@ use std::time::Duration;
 
 use crate::{Board, Move};
 
-/// A search score from the side to move's point of view. Wins are `WIN - ply`.
-pub type Score = i32;
+pub use score::Score;
 
-/// Score of a win on the board now; a win in `n` plies scores `WIN - n`.
-pub const WIN: Score = 1_000_000;
+/// Score of a win on the board now; a win in `n` plies scores `WIN - n` ([`Score::win_in`]).
+pub const WIN: Score = Score::WIN;
 
-/// Whether a score announces a forced win or loss rather than an evaluation.
+/// Whether a score announces a forced win or loss rather than an evaluation
+/// ([`Score::is_mate`]).
 pub fn is_mate(score: Score) -> bool {
-    score.abs() > WIN - 1000
+    score.is_mate()
 }
 
 /// How far and how long to search.

@@ -22,12 +22,13 @@ use super::position::{Position, C_FLEX4, C_FOUR, C_FOUR_THREE, C_THREE_THREE, C_
 use super::threats::{self, CellList, Vcf};
 use super::tt::{self, Bound, Table};
 use super::vct::Dfpn;
-use super::{is_mate, Limits, Score, SearchInfo, SearchResult, WIN};
+use super::{Limits, Score, SearchInfo, SearchResult};
 use crate::{Board, Move, Status};
 
 /// Deepest ply the search reaches (iterations plus extensions).
 pub const MAX_PLY: usize = 96;
-const INF: Score = WIN + 1;
+/// Above any score: the bound of a full window.
+const INF: Score = Score::new(Score::WIN.get() + 1);
 const NO_MOVE: u16 = u16::MAX;
 /// Node budget of the threat-space search at the root when the search has neither a node nor a
 /// time limit (a fixed-depth search).
@@ -44,7 +45,7 @@ const LMR_K: f32 = 0.6;
 const LMR_BASE: f32 = 0.8;
 /// Half-width of the first aspiration window, widened fourfold on each fail. Scores move by a
 /// few hundred from one iteration to the next: ±60 failed on most iterations.
-const ASPIRATION: Score = 150;
+const ASPIRATION: i32 = 150;
 /// Move-count pruning: at any node but the root, quiet moves from index `LMP_BASE + depth^2 / 2`
 /// on.
 const LMP_BASE: usize = 3;
@@ -325,11 +326,11 @@ impl Run<'_> {
         };
         // A win on the board now needs no search.
         if root.len() == 1 && root[0].1 == i32::MAX {
-            let r = self.result(first, WIN - 1, 1, &[first]);
+            let r = self.result(first, Score::win_in(1), 1, &[first]);
             self.report(&r, info);
             return r;
         }
-        let mut best = self.result(first, 0, 0, &[first]);
+        let mut best = self.result(first, Score::ZERO, 0, &[first]);
 
         // A forced win by fours is a proof: play it without the main search.
         if self.pos.size() > 25 {
@@ -340,7 +341,7 @@ impl Run<'_> {
             if let Some((m, plies)) = found {
                 let r = self.result(
                     m as u16,
-                    WIN - plies as i32,
+                    Score::win_in(plies as usize),
                     plies.min(255) as u8,
                     &[m as u16],
                 );
@@ -377,7 +378,7 @@ impl Run<'_> {
             let found = s.dfpn.solve(pos, share, &mut out);
             self.nodes += self.s.dfpn.nodes;
             if let Some((m, plies)) = found {
-                let r = self.result(m as u16, WIN - plies as i32, 1, &[m as u16]);
+                let r = self.result(m as u16, Score::win_in(plies as usize), 1, &[m as u16]);
                 self.report(&r, info);
                 return r;
             }
@@ -396,7 +397,7 @@ impl Run<'_> {
             max_depth = max_depth.min(2);
         }
         let empties = self.pos.size() - self.pos.stones();
-        let mut prev = 0;
+        let mut prev = Score::ZERO;
         // A small board is solved outright: one full-depth search beats deepening.
         let first_depth = if self.small {
             max_depth.min(empties as u8)
@@ -407,7 +408,7 @@ impl Run<'_> {
             let iteration_start = Instant::now();
             self.root_best = None;
             let mut window = ASPIRATION;
-            let (mut alpha, mut beta) = if depth >= 4 && !is_mate(prev) {
+            let (mut alpha, mut beta) = if depth >= 4 && !prev.is_mate() {
                 (prev - window, prev + window)
             } else {
                 (-INF, INF)
@@ -449,7 +450,7 @@ impl Run<'_> {
             self.report(&best, info);
             // Stop early when nothing deeper can change the answer: the whole tree of a small
             // board has been read, or a forced result is proven within the depth.
-            if depth as usize >= empties || (is_mate(score) && (WIN - score.abs()) < depth as i32) {
+            if depth as usize >= empties || score.mate_plies().is_some_and(|n| n < depth as i32) {
                 break;
             }
             if let Some(deadline) = self.deadline {
@@ -509,7 +510,7 @@ impl Run<'_> {
         if p.count(opp, C_FLEX4) > 1 && p.count(me, C_FOUR) + p.count(me, C_FOUR_THREE) == 0 {
             s -= 800;
         }
-        s
+        Score::new(s)
     }
 
     /// Orders the moves of a node: threats made and stopped, then killers and history. What
@@ -708,7 +709,7 @@ impl Run<'_> {
             self.poll();
         }
         if self.aborted {
-            return 0;
+            return Score::ZERO;
         }
         let me = self.pos.side();
         let opp = 1 - me;
@@ -716,15 +717,15 @@ impl Run<'_> {
             if let Some(&w) = threats::win_cells(&self.pos, me).as_slice().first() {
                 self.s.pv[ply][0] = w;
                 self.s.pv_len[ply] = 1;
-                return WIN - ply as i32 - 1;
+                return Score::win_in(ply + 1);
             }
         }
         if self.pos.is_full() {
-            return 0;
+            return Score::ZERO;
         }
         // Mate distance pruning: no line from here can beat a shorter proven one.
-        alpha = alpha.max(-(WIN - ply as i32));
-        beta = beta.min(WIN - ply as i32 - 1);
+        alpha = alpha.max(Score::loss_in(ply));
+        beta = beta.min(Score::win_in(ply + 1));
         if alpha >= beta {
             return alpha;
         }
@@ -778,7 +779,7 @@ impl Run<'_> {
             && depth >= NMP_DEPTH
             && self.pos.passes() == 0
             && self.pos.count(opp, C_FLEX4) + self.pos.count(opp, C_FOUR_THREE) == 0
-            && !is_mate(beta)
+            && !beta.is_mate()
             && self.evaluate() >= beta
         {
             let r = 2 + depth / 4;
@@ -786,9 +787,9 @@ impl Run<'_> {
             let score = -self.negamax(depth - 1 - r, ply + 1, -beta, -beta + 1, false);
             self.pos.undo_pass();
             if self.aborted {
-                return 0;
+                return Score::ZERO;
             }
-            if score >= beta && !is_mate(score) {
+            if score >= beta && !score.is_mate() {
                 return score;
             }
         }
@@ -808,7 +809,11 @@ impl Run<'_> {
             if moves.is_empty() {
                 self.s.moves[ply] = moves;
                 // Facing a five with no defence: lost on the next move.
-                return if forced { -(WIN - ply as i32 - 2) } else { 0 };
+                return if forced {
+                    Score::loss_in(ply + 2)
+                } else {
+                    Score::ZERO
+                };
             }
         }
 
@@ -893,7 +898,7 @@ impl Run<'_> {
                     self.release_journal();
                 }
                 self.s.moves[ply] = moves;
-                return 0;
+                return Score::ZERO;
             }
             if score > best {
                 best = score;

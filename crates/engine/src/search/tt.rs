@@ -20,7 +20,7 @@
 //!   is mixed into the stored key, not the index, so the slots a search uses, and its node
 //!   counts, are the same with or without it.
 
-use super::{Score, WIN};
+use super::Score;
 
 /// What a stored score says about the true value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,21 +162,22 @@ impl Entry {
 /// is right at any ply (chessprogramming.org/Mate_Scores).
 #[inline]
 pub fn to_tt(score: Score, ply: usize) -> i32 {
-    if score > WIN - 1000 {
-        score + ply as i32
-    } else if score < -(WIN - 1000) {
-        score - ply as i32
+    if score.is_win() {
+        (score + ply as i32).get()
+    } else if score.is_loss() {
+        (score - ply as i32).get()
     } else {
-        score
+        score.get()
     }
 }
 
 /// The inverse of [`to_tt`].
 #[inline]
 pub fn from_tt(score: i32, ply: usize) -> Score {
-    if score > WIN - 1000 {
+    let score = Score::new(score);
+    if score.is_win() {
         score - ply as i32
-    } else if score < -(WIN - 1000) {
+    } else if score.is_loss() {
         score + ply as i32
     } else {
         score
