@@ -8,12 +8,16 @@
 //! - [`vct`]: the threat-space search (fours and threes) by df-pn;
 //! - [`tt`]: the transposition table;
 //! - [`score`]: the [`Score`] type, evaluations and distances to a win;
-//! - [`negamax`]: iterative deepening, aspiration windows, principal variation search.
+//! - [`negamax`]: iterative deepening, aspiration windows, principal variation search;
+//! - `ordering` and `eval`: the main search's move generation and ordering, and its static
+//!   evaluation (private: methods of the search in progress).
 //!
 //! `docs/engine.md` explains the design and cites the sources. Nothing here allocates per node,
 //! blocks, or does I/O.
 
+mod eval;
 pub mod negamax;
+mod ordering;
 pub mod pattern;
 pub mod position;
 pub mod score;
