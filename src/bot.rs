@@ -583,3 +583,87 @@ impl Permits {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use caro_engine::bot::{Level, Style};
+    use caro_engine::Rules;
+
+    /// The calling thread's nice value.
+    #[cfg(target_os = "linux")]
+    fn nice() -> i32 {
+        // SAFETY: a plain system call about the calling thread.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            libc::getpriority(libc::PRIO_PROCESS, tid)
+        }
+    }
+
+    /// Search threads are niced for good, so they must be a pool of their own: the server's
+    /// `spawn_blocking` work (store reads) runs at the server's priority, before and after a
+    /// search.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn niced_search_threads_are_not_the_servers_blocking_pool() {
+        let base = tokio::task::spawn_blocking(nice).await.unwrap();
+        let threads = SearchThreads::new(1, 3);
+        let searching = threads.handle().spawn_blocking(nice).await.unwrap();
+        assert_eq!(searching, (base + 3).min(19));
+        let after = tokio::task::spawn_blocking(nice).await.unwrap();
+        assert_eq!(after, base);
+    }
+
+    /// Whether this thread holds an engine between searches.
+    fn has_engine() -> bool {
+        let engine = ENGINE.take();
+        let has = engine.is_some();
+        ENGINE.set(engine);
+        has
+    }
+
+    /// A search thread keeps its engine from one search to the next, of any game.
+    #[tokio::test]
+    async fn a_search_thread_keeps_its_engine() {
+        // One thread, so both searches run on it.
+        let threads = SearchThreads::new(1, 0);
+        let level = Level {
+            style: Style::Full,
+            max_depth: 3,
+            time: Duration::from_secs(5),
+            blunder: 0.0,
+        };
+        let game = |rules: Rules| {
+            let mut b = Board::new(rules);
+            b.play(Move::new(2, 2));
+            b
+        };
+        let mut had = Vec::new();
+        for board in [
+            game(Rules::caro_default()),
+            game(Rules::caro(9, 9, caro_engine::Rule::Caro).unwrap()),
+        ] {
+            let (before, best, after) = threads
+                .handle()
+                .spawn_blocking(move || {
+                    let before = has_engine();
+                    let best = think(level, 1, &board, &AtomicBool::new(false), &mut |_| {});
+                    (
+                        before,
+                        best.map(|m| board.clone().try_play(m).is_ok()),
+                        has_engine(),
+                    )
+                })
+                .await
+                .unwrap();
+            assert_eq!(best, Some(true), "a legal move");
+            assert!(after, "the engine is put back after the search");
+            had.push(before);
+        }
+        assert_eq!(
+            had,
+            [false, true],
+            "created by the first search, reused by the second"
+        );
+    }
+}
