@@ -264,6 +264,45 @@ mod tests {
         }
     }
 
+    /// One engine lent from bot to bot across games of every rule and several sizes, starting
+    /// from the same stones (so the hashes coincide), as a server's search slot does: every
+    /// move is legal. A table or move cache keyed by stones alone would hand one board's cells
+    /// to another.
+    #[test]
+    fn one_engine_serves_games_of_any_rule_and_size() {
+        use crate::Rule;
+        let stop = AtomicBool::new(false);
+        let quick = Level {
+            style: Style::Full,
+            max_depth: 4,
+            time: Duration::from_secs(5),
+            blunder: 0.0,
+        };
+        let stones = [(3, 3), (4, 3), (4, 4), (5, 5), (3, 5)];
+        let mut engine = Some(Engine::new(1));
+        for round in 0..2 {
+            for (w, h) in [(15, 15), (9, 9), (20, 12), (12, 20)] {
+                for &rule in Rule::ALL.iter() {
+                    let mut board = Board::new(Rules::caro(w, h, rule).unwrap());
+                    for &(x, y) in &stones {
+                        board.play(Move::new(x, y));
+                    }
+                    for _ in 0..12 {
+                        if board.status() != Status::Ongoing {
+                            break;
+                        }
+                        let mut bot = Bot::with_engine(quick, round, engine.take().unwrap());
+                        let r = bot.choose(&board, &stop, &mut |_| {}).unwrap();
+                        engine = Some(bot.into_engine());
+                        board
+                            .try_play(r.best)
+                            .unwrap_or_else(|e| panic!("{w}x{h} {rule:?}: {e}"));
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn blunders_happen_and_are_seeded() {
         let stop = AtomicBool::new(false);

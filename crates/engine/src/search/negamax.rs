@@ -94,6 +94,11 @@ pub struct Searcher {
     pub(super) journal_users: usize,
     /// The threat-space solver and its table of proofs.
     dfpn: Dfpn,
+    /// The board size of the threat-space solver's last search: its table and move cache are
+    /// keyed by stones, rule and attacker, not by size, and a board's edges change what the
+    /// same stones threaten (and a move cached as a padded index means another cell on another
+    /// width), so a search on another size starts them afresh.
+    dfpn_board: Option<(u8, u8)>,
 }
 
 /// One search in progress: the position and the limits.
@@ -131,6 +136,7 @@ impl Searcher {
             journal: Vec::new(),
             journal_users: 0,
             dfpn: Dfpn::new(dfpn_log2(tt_mb)),
+            dfpn_board: None,
         }
     }
 
@@ -149,6 +155,11 @@ impl Searcher {
         self.killers = [[NO_MOVE; 2]; MAX_PLY];
         self.tt.new_search();
         self.tt.set_salt(game_salt(board));
+        let size = (board.rules().width(), board.rules().height());
+        if self.dfpn_board.is_some_and(|b| b != size) {
+            self.dfpn.clear();
+        }
+        self.dfpn_board = Some(size);
         let start = Instant::now();
         Run {
             small: pos.size() <= 25,
