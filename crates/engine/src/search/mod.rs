@@ -107,8 +107,9 @@ pub struct SearchResult {
 
 /// A searcher with its tables, reused from move to move, and from game to game if wanted: the
 /// transposition table ages its entries at each search and keys them by the kind of game (rule,
-/// win length, board size), so a used engine searches any game correctly, and [`Engine::clear`]
-/// is never needed for correctness.
+/// win length, board size), and the threat-space table starts afresh on another board size, so
+/// a used engine searches any game correctly, and [`Engine::clear`] is never needed for
+/// correctness.
 pub struct Engine {
     searcher: negamax::Searcher,
 }
