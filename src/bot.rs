@@ -1,11 +1,32 @@
 //! The bot adapter: the only bridge between the engine (plain blocking code) and the async server.
 //!
-//! A search runs on a thread of its own (not tokio's shared blocking pool) at a lower priority
-//! (`search.nice`), so it never stalls the reactor nor takes the CPU that players' messages need,
-//! with the level's depth and time budget and a stop flag the engine polls. A global semaphore
-//! bounds the searches running at once: rooms whose bot waits for a permit simply wait, the
-//! server stays responsive. Progress is reported as [`BotEvent::Thinking`] (throttled, dropped when the room is
-//! busy) and the answer as [`BotEvent::Done`]. Dropping the [`SearchHandle`] cancels the search.
+//! A search is a `spawn_blocking` task, so it never stalls the reactor, with the level's depth
+//! and time budget and a stop flag the engine polls every ~1024 nodes. A global semaphore
+//! bounds the searches running at once: a room whose bot waits for a permit simply waits (the
+//! wait is cancellable), the server stays responsive. The permit is taken before the task is
+//! spawned and held by the task until the search has returned, so a search stopped late still
+//! counts against the bound. Progress is reported as [`BotEvent::Thinking`] (throttled, dropped
+//! when the room is busy) and the answer as [`BotEvent::Done`], always a move unless the game is
+//! over (the best move of the last finished depth, or a legal fallback when stopped early; a
+//! search that panicked answers `None` and the room falls back). Dropping the [`SearchHandle`]
+//! cancels the search.
+//!
+//! **The search threads.** The tasks run on a blocking pool of their own: a tokio runtime built
+//! only for its blocking pool (`SearchThreads`), at most `search.max_concurrent` threads,
+//! each made `search.nice` steps nicer when it starts, so players' messages get the CPU first
+//! (docs/performance.md). It is not the server's shared blocking pool because a thread that
+//! has been niced cannot be given its priority back unless the process may raise priorities
+//! (`CAP_SYS_NICE` or `RLIMIT_NICE`, which an ordinary service lacks), and the shared pool's
+//! threads go on to serve store reads (`/api/games`), which must not run niced. Search threads
+//! never run anything else, so they stay niced for good, and an idle one exits after
+//! [`SEARCH_THREAD_KEEP_ALIVE`].
+//!
+//! **The engines.** Each search thread keeps one [`Engine`] (a 16 MiB transposition table, the
+//! threat-space table, about 20 MiB) from search to search, and from game to game: its tables are
+//! aged at every search rather than allocated and cleared (the engine's table keys entries by
+//! rule and board size, so any game may follow any other). Memory is therefore bounded by
+//! the number of search slots, not of bot games (docs/bots.md, "Search slots"), and is given
+//! back when a thread exits.
 //!
 //! Levels played by an outside Gomocup engine go through [`crate::outside`] instead of a search
 //! thread, under the same semaphore: a move of an outside engine is a search like any
@@ -16,15 +37,17 @@
 //! This module never touches rooms, clients or the protocol beyond sending events back.
 
 use indexmap::IndexMap;
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use caro_engine::bot::Bot;
-use caro_engine::search::SearchInfo;
+use caro_engine::search::{Engine, SearchInfo};
 use caro_engine::{Board, Move};
-use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio::runtime::{Handle, Runtime};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -100,8 +123,8 @@ impl Drop for SearchHandle {
 }
 
 /// What a bot seat keeps between moves: its level and a random seed, or for an outside engine
-/// its level's process pool and the seat's game clock. The engine itself (with its
-/// transposition table, megabytes) exists only while a search runs, so memory is bounded by
+/// its level's process pool and the seat's game clock. The engines (with their transposition
+/// tables, megabytes) belong to the search threads, one each, so memory is bounded by
 /// `search.max_concurrent` (and each outside level's `max_processes`), not by the number of bot
 /// seats.
 #[derive(Clone, Debug)]
@@ -134,7 +157,7 @@ pub struct BotPool {
     tracker: TaskTracker,
     thinking_interval: Duration,
     min_move: Duration,
-    nice: u8,
+    threads: SearchThreads,
 }
 
 impl BotPool {
@@ -172,7 +195,7 @@ impl BotPool {
             tracker,
             thinking_interval: search.thinking_interval,
             min_move: search.min_move,
-            nice: search.nice,
+            threads: SearchThreads::new(search.max_concurrent, search.nice),
         }
     }
 
@@ -265,9 +288,8 @@ impl BotPool {
             let event = match result {
                 Ok(answer) => {
                     clock.spend(answer.elapsed);
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(started + min_move) => {}
-                        _ = cancel.cancelled() => return,
+                    if !wait_min_move(started + min_move, &cancel).await {
+                        return;
                     }
                     BotEvent::Done {
                         gen,
@@ -320,7 +342,7 @@ impl BotPool {
         let permits = self.permits(opponent_human);
         let metrics = self.metrics.clone();
         let interval = self.thinking_interval;
-        let nice = self.nice;
+        let threads = self.threads.handle();
         // A different seed each move, reproducible from the seat's seed.
         let seed = seed ^ (board.moves().len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let min_move = self.min_move;
@@ -329,52 +351,38 @@ impl BotPool {
             let Some(permit) = permits.acquire(&cancel).await else {
                 return;
             };
-            metrics.bot_searches_active.fetch_add(1, Ordering::Relaxed);
-            let search_start = Instant::now();
             let progress = events.clone();
-            let (done, answer) = oneshot::channel();
-            // A thread of its own rather than tokio's blocking pool: its priority is lowered
-            // for good, which a pool thread shared with other blocking work must not be.
-            let thread = std::thread::Builder::new()
-                .name("bot-search".into())
-                .spawn(move || {
-                    lower_priority(nice);
-                    let mut bot = Bot::new(level, seed);
-                    let mut last: Option<std::time::Instant> = None;
-                    let mut report = |info: &SearchInfo| {
-                        if last.is_some_and(|t| t.elapsed() < interval) {
-                            return;
-                        }
-                        last = Some(std::time::Instant::now());
-                        let info = Thinking {
-                            depth: info.depth,
-                            score: info.score,
-                            nodes: info.nodes,
-                            nps: info.nps,
-                            pv: info.pv.clone(),
-                        };
-                        // Progress is best effort: a busy room skips some.
-                        let _ = progress.try_send(BotEvent::Thinking { gen, info });
+            let search = threads.spawn_blocking(move || {
+                // Held until the search returns, even if nobody waits for it any more, and
+                // given back after the search has left the gauge (locals drop in reverse order).
+                let _permit = permit;
+                let _active = Active::new(metrics);
+                let mut last: Option<std::time::Instant> = None;
+                let mut report = |info: &SearchInfo| {
+                    if last.is_some_and(|t| t.elapsed() < interval) {
+                        return;
+                    }
+                    last = Some(std::time::Instant::now());
+                    let info = Thinking {
+                        depth: info.depth,
+                        score: info.score.get(),
+                        nodes: info.nodes,
+                        nps: info.nps,
+                        pv: info.pv.clone(),
                     };
-                    let _ = done.send(bot.choose(&board, &stop, &mut report).map(|r| r.best));
-                });
-            let best = match thread {
-                // A search that panicked drops `done`: the room falls back to a legal move.
-                Ok(_) => answer.await.unwrap_or_else(|_| {
-                    tracing::error!("bot search failed: the search thread panicked");
-                    None
-                }),
-                Err(e) => {
-                    tracing::error!("bot search failed: no thread: {e}");
-                    None
-                }
-            };
-            metrics.bot_searches_active.fetch_sub(1, Ordering::Relaxed);
-            metrics.search_done(search_start.elapsed());
-            drop(permit);
-            tokio::select! {
-                _ = tokio::time::sleep_until(started + min_move) => {}
-                _ = cancel.cancelled() => return,
+                    // Progress is best effort: a busy room skips some.
+                    let _ = progress.try_send(BotEvent::Thinking { gen, info });
+                };
+                think(level, seed, &board, &stop, &mut report)
+            });
+            // A search that panicked (or a pool shut down under it) answers nothing: the room
+            // falls back to a legal move.
+            let best = search.await.unwrap_or_else(|e| {
+                tracing::error!("bot search failed: {e}");
+                None
+            });
+            if !wait_min_move(started + min_move, &cancel).await {
+                return;
             }
             if !cancel.is_cancelled() {
                 let _ = events.send(BotEvent::Done { gen, best }).await;
@@ -405,6 +413,117 @@ impl BotPool {
                 }
             })
             .collect()
+    }
+}
+
+/// A built-in search in `caro_bot_searches_active` and, when it ends (a panic included), in the
+/// search time histogram.
+struct Active {
+    metrics: Arc<Metrics>,
+    start: std::time::Instant,
+}
+
+impl Active {
+    fn new(metrics: Arc<Metrics>) -> Active {
+        metrics.bot_searches_active.fetch_add(1, Ordering::Relaxed);
+        Active {
+            metrics,
+            start: std::time::Instant::now(),
+        }
+    }
+}
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        self.metrics
+            .bot_searches_active
+            .fetch_sub(1, Ordering::Relaxed);
+        self.metrics.search_done(self.start.elapsed());
+    }
+}
+
+/// Waits until `until` (a bot's `min_move`), unless cancelled first: `false` then. A move whose
+/// search took longer does not wait at all: a timer due now still waits for the timer wheel's
+/// next tick, which was a millisecond added to most bot moves.
+async fn wait_min_move(until: Instant, cancel: &CancellationToken) -> bool {
+    if Instant::now() >= until {
+        return !cancel.is_cancelled();
+    }
+    tokio::select! {
+        _ = tokio::time::sleep_until(until) => true,
+        _ = cancel.cancelled() => false,
+    }
+}
+
+/// Transposition table of a search thread's engine, in MiB (the size `Bot::new` uses).
+const TT_MB: usize = 16;
+
+/// How long an idle search thread lives, with its engine: long enough to keep the tables of a
+/// game with a human who thinks a while, short enough to give the memory back to an idle server.
+pub const SEARCH_THREAD_KEEP_ALIVE: Duration = Duration::from_secs(60);
+
+thread_local! {
+    /// The engine of this search thread, between its searches.
+    static ENGINE: Cell<Option<Engine>> = const { Cell::new(None) };
+}
+
+/// One bot move on a search thread, with the thread's engine (created on its first search):
+/// taken out for the search and put back after it. A search that panics loses the engine with
+/// it, and the next search on this thread starts a fresh one.
+fn think(
+    level: caro_engine::bot::Level,
+    seed: u64,
+    board: &Board,
+    stop: &AtomicBool,
+    report: &mut dyn FnMut(&SearchInfo),
+) -> Option<Move> {
+    let engine = ENGINE.take().unwrap_or_else(|| Engine::new(TT_MB));
+    let mut bot = Bot::with_engine(level, seed, engine);
+    let best = bot.choose(board, stop, report).map(|r| r.best);
+    ENGINE.set(Some(bot.into_engine()));
+    best
+}
+
+/// The search threads: a tokio runtime used only for its blocking pool (see the module docs for
+/// why not the server's). It has no worker thread and no driver; `spawn_blocking` on its handle
+/// works from any runtime, and the caller awaits the result as any `JoinHandle`.
+struct SearchThreads {
+    /// `None` once shut down (in `Drop`).
+    runtime: Option<Runtime>,
+}
+
+impl SearchThreads {
+    fn new(max_concurrent: usize, nice: u8) -> SearchThreads {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .thread_name("bot-search")
+            // The search permits already bound the searches; the pool never needs more.
+            .max_blocking_threads(max_concurrent.max(1))
+            .thread_keep_alive(SEARCH_THREAD_KEEP_ALIVE)
+            .on_thread_start(move || lower_priority(nice))
+            .build()
+            .expect("a runtime without I/O or timer drivers has nothing that can fail to start");
+        SearchThreads {
+            runtime: Some(runtime),
+        }
+    }
+
+    fn handle(&self) -> Handle {
+        self.runtime
+            .as_ref()
+            .expect("only Drop takes the runtime")
+            .handle()
+            .clone()
+    }
+}
+
+impl Drop for SearchThreads {
+    fn drop(&mut self) {
+        // Dropping a runtime waits for its threads, which a runtime's own tasks may not do: the
+        // pool may be dropped inside the server's runtime. Searches still running (none after a
+        // clean shutdown) end on their own.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
     }
 }
 
@@ -462,5 +581,89 @@ impl Permits {
             _search: search,
             _bot_vs_bot: bot_vs_bot,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use caro_engine::bot::{Level, Style};
+    use caro_engine::Rules;
+
+    /// The calling thread's nice value.
+    #[cfg(target_os = "linux")]
+    fn nice() -> i32 {
+        // SAFETY: a plain system call about the calling thread.
+        unsafe {
+            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+            libc::getpriority(libc::PRIO_PROCESS, tid)
+        }
+    }
+
+    /// Search threads are niced for good, so they must be a pool of their own: the server's
+    /// `spawn_blocking` work (store reads) runs at the server's priority, before and after a
+    /// search.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn niced_search_threads_are_not_the_servers_blocking_pool() {
+        let base = tokio::task::spawn_blocking(nice).await.unwrap();
+        let threads = SearchThreads::new(1, 3);
+        let searching = threads.handle().spawn_blocking(nice).await.unwrap();
+        assert_eq!(searching, (base + 3).min(19));
+        let after = tokio::task::spawn_blocking(nice).await.unwrap();
+        assert_eq!(after, base);
+    }
+
+    /// Whether this thread holds an engine between searches.
+    fn has_engine() -> bool {
+        let engine = ENGINE.take();
+        let has = engine.is_some();
+        ENGINE.set(engine);
+        has
+    }
+
+    /// A search thread keeps its engine from one search to the next, of any game.
+    #[tokio::test]
+    async fn a_search_thread_keeps_its_engine() {
+        // One thread, so both searches run on it.
+        let threads = SearchThreads::new(1, 0);
+        let level = Level {
+            style: Style::Full,
+            max_depth: 3,
+            time: Duration::from_secs(5),
+            blunder: 0.0,
+        };
+        let game = |rules: Rules| {
+            let mut b = Board::new(rules);
+            b.play(Move::new(2, 2));
+            b
+        };
+        let mut had = Vec::new();
+        for board in [
+            game(Rules::caro_default()),
+            game(Rules::caro(9, 9, caro_engine::Rule::Caro).unwrap()),
+        ] {
+            let (before, best, after) = threads
+                .handle()
+                .spawn_blocking(move || {
+                    let before = has_engine();
+                    let best = think(level, 1, &board, &AtomicBool::new(false), &mut |_| {});
+                    (
+                        before,
+                        best.map(|m| board.clone().try_play(m).is_ok()),
+                        has_engine(),
+                    )
+                })
+                .await
+                .unwrap();
+            assert_eq!(best, Some(true), "a legal move");
+            assert!(after, "the engine is put back after the search");
+            had.push(before);
+        }
+        assert_eq!(
+            had,
+            [false, true],
+            "created by the first search, reused by the second"
+        );
     }
 }

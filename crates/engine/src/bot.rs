@@ -67,6 +67,23 @@ impl Bot {
         }
     }
 
+    /// A bot for `level` that searches with `engine`, a used one welcome: its tables are aged,
+    /// not cleared, so what it learnt on earlier moves (of this game or another) still helps.
+    /// This is how the server reuses one engine per search slot instead of allocating its
+    /// tables for every move; [`Bot::into_engine`] gives the engine back.
+    pub fn with_engine(level: Level, seed: u64, engine: Engine) -> Bot {
+        Bot {
+            level,
+            engine,
+            rng: SmallRng::seed_from_u64(seed),
+        }
+    }
+
+    /// The bot's engine, for the next bot to reuse (see [`Bot::with_engine`]).
+    pub fn into_engine(self) -> Engine {
+        self.engine
+    }
+
     /// The level this bot plays at.
     pub fn level(&self) -> &Level {
         &self.level
@@ -243,6 +260,45 @@ mod tests {
                 board
                     .try_play(r.best)
                     .unwrap_or_else(|e| panic!("{rules:?}: {e}"));
+            }
+        }
+    }
+
+    /// One engine lent from bot to bot across games of every rule and several sizes, starting
+    /// from the same stones (so the hashes coincide), as a server's search slot does: every
+    /// move is legal. A table or move cache keyed by stones alone would hand one board's cells
+    /// to another.
+    #[test]
+    fn one_engine_serves_games_of_any_rule_and_size() {
+        use crate::Rule;
+        let stop = AtomicBool::new(false);
+        let quick = Level {
+            style: Style::Full,
+            max_depth: 4,
+            time: Duration::from_secs(5),
+            blunder: 0.0,
+        };
+        let stones = [(3, 3), (4, 3), (4, 4), (5, 5), (3, 5)];
+        let mut engine = Some(Engine::new(1));
+        for round in 0..2 {
+            for (w, h) in [(15, 15), (9, 9), (20, 12), (12, 20)] {
+                for &rule in Rule::ALL.iter() {
+                    let mut board = Board::new(Rules::caro(w, h, rule).unwrap());
+                    for &(x, y) in &stones {
+                        board.play(Move::new(x, y));
+                    }
+                    for _ in 0..12 {
+                        if board.status() != Status::Ongoing {
+                            break;
+                        }
+                        let mut bot = Bot::with_engine(quick, round, engine.take().unwrap());
+                        let r = bot.choose(&board, &stop, &mut |_| {}).unwrap();
+                        engine = Some(bot.into_engine());
+                        board
+                            .try_play(r.best)
+                            .unwrap_or_else(|e| panic!("{w}x{h} {rule:?}: {e}"));
+                    }
+                }
             }
         }
     }

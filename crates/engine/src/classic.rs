@@ -30,7 +30,14 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use crate::search::{Score, SearchInfo, SearchResult, WIN};
+use crate::search::{SearchInfo, SearchResult};
+
+/// The seed's scores are plain numbers, its evaluation sums of window values; they become a
+/// [`crate::search::Score`] only in the result.
+type Score = i32;
+
+/// A win on the board now; a win in `n` plies scores `WIN - n`, as in our search.
+const WIN: Score = crate::search::WIN.get();
 use crate::{Board, Cell, Move, Player, Status};
 
 /// How far from a stone a candidate move may be (Chebyshev distance).
@@ -83,6 +90,7 @@ pub fn search(
     let (best, score, reached) = done;
     let elapsed = start.elapsed();
     let nps = (s.nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64;
+    let score = crate::search::Score::new(score);
     let result = SearchResult {
         best,
         score,

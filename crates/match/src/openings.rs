@@ -133,7 +133,7 @@ pub struct GenerateSettings {
     pub time: Duration,
     /// Keep an opening only if the search's score for the side to move is within
     /// `-window..=window` (and no mate is announced for either side).
-    pub window: Score,
+    pub window: i32,
     /// Seed of the random stone placement.
     pub seed: u64,
     /// Give up after this many candidates.

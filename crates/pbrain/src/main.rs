@@ -192,7 +192,7 @@ fn bench(depth: u8) {
         let t = Instant::now();
         let r = engine.search(&board, &Limits::depth(depth), &stop, &mut |_| {});
         let (nodes, best, score) = r.map_or((0, String::from("-"), 0), |r| {
-            (r.nodes, r.best.to_string(), r.score)
+            (r.nodes, r.best.to_string(), r.score.get())
         });
         let id = short_id(&id);
         println!(

@@ -7,14 +7,20 @@
 //! - [`threats`]: immediate wins, the defences against a five, and the VCF solver;
 //! - [`vct`]: the threat-space search (fours and threes) by df-pn;
 //! - [`tt`]: the transposition table;
-//! - [`negamax`]: iterative deepening, aspiration windows, principal variation search.
+//! - [`score`]: the [`Score`] type, evaluations and distances to a win;
+//! - [`negamax`]: iterative deepening, aspiration windows, principal variation search;
+//! - `ordering` and `eval`: the main search's move generation and ordering, and its static
+//!   evaluation (private: methods of the search in progress).
 //!
 //! `docs/engine.md` explains the design and cites the sources. Nothing here allocates per node,
 //! blocks, or does I/O.
 
+mod eval;
 pub mod negamax;
+mod ordering;
 pub mod pattern;
 pub mod position;
+pub mod score;
 pub mod threats;
 pub mod tt;
 pub mod vct;
@@ -24,15 +30,15 @@ use std::time::Duration;
 
 use crate::{Board, Move};
 
-/// A search score from the side to move's point of view. Wins are `WIN - ply`.
-pub type Score = i32;
+pub use score::Score;
 
-/// Score of a win on the board now; a win in `n` plies scores `WIN - n`.
-pub const WIN: Score = 1_000_000;
+/// Score of a win on the board now; a win in `n` plies scores `WIN - n` ([`Score::win_in`]).
+pub const WIN: Score = Score::WIN;
 
-/// Whether a score announces a forced win or loss rather than an evaluation.
+/// Whether a score announces a forced win or loss rather than an evaluation
+/// ([`Score::is_mate`]).
 pub fn is_mate(score: Score) -> bool {
-    score.abs() > WIN - 1000
+    score.is_mate()
 }
 
 /// How far and how long to search.
@@ -99,7 +105,11 @@ pub struct SearchResult {
     pub elapsed: Duration,
 }
 
-/// A searcher with its tables, reused from move to move.
+/// A searcher with its tables, reused from move to move, and from game to game if wanted: the
+/// transposition table ages its entries at each search and keys them by the kind of game (rule,
+/// win length, board size), and the threat-space table starts afresh on another board size, so
+/// a used engine searches any game correctly, and [`Engine::clear`] is never needed for
+/// correctness.
 pub struct Engine {
     searcher: negamax::Searcher,
 }

@@ -1,8 +1,9 @@
 //! The main search: iterative deepening (chessprogramming.org/Iterative_Deepening) with
 //! aspiration windows, negamax alpha-beta with principal variation search
 //! (chessprogramming.org/Principal_Variation_Search), a transposition table, null-move pruning,
-//! late move reductions and move-count pruning, and move ordering by TT move, threat value,
-//! killers and history.
+//! late move reductions and move-count pruning. Which moves a node tries and in what order is
+//! `ordering`'s (TT move, threat value, killers, history); the leaves'
+//! value is `eval`'s (both private modules of `search`).
 //!
 //! Gomoku-specific pruning keeps the tree narrow, as every strong gomoku engine does:
 //! - a side that can make five does so (the node is scored as a win at once);
@@ -12,23 +13,28 @@
 //!   four) may only block it or make a four of its own;
 //! - candidate moves are empty cells within two cells of a stone.
 //!
+//! (The last three are applied by move generation, in `ordering`.)
+//!
 //! Before the main search a VCF solver ([`threats::Vcf`]) looks for a forced win by fours, then
 //! the threat-space search ([`vct`](super::vct)) for one by fours and threes.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::position::{Position, C_FLEX4, C_FOUR, C_FOUR_THREE, C_THREE_THREE, C_WIN};
-use super::threats::{self, CellList, Vcf};
+use super::ordering::{pick, History};
+use super::position::{Position, C_FLEX4, C_FOUR_THREE, C_WIN};
+use super::threats::{self, Vcf};
 use super::tt::{self, Bound, Table};
 use super::vct::Dfpn;
-use super::{is_mate, Limits, Score, SearchInfo, SearchResult, WIN};
+use super::{Limits, Score, SearchInfo, SearchResult};
 use crate::{Board, Move, Status};
 
 /// Deepest ply the search reaches (iterations plus extensions).
 pub const MAX_PLY: usize = 96;
-const INF: Score = WIN + 1;
-const NO_MOVE: u16 = u16::MAX;
+/// Above any score: the bound of a full window.
+const INF: Score = Score::new(Score::WIN.get() + 1);
+/// No move (an empty slot of the move tables).
+pub(super) const NO_MOVE: u16 = u16::MAX;
 /// Node budget of the threat-space search at the root when the search has neither a node nor a
 /// time limit (a fixed-depth search).
 const VCT_NODES: u64 = 60_000;
@@ -44,7 +50,7 @@ const LMR_K: f32 = 0.6;
 const LMR_BASE: f32 = 0.8;
 /// Half-width of the first aspiration window, widened fourfold on each fail. Scores move by a
 /// few hundred from one iteration to the next: ±60 failed on most iterations.
-const ASPIRATION: Score = 150;
+const ASPIRATION: i32 = 150;
 /// Move-count pruning: at any node but the root, quiet moves from index `LMP_BASE + depth^2 / 2`
 /// on.
 const LMP_BASE: usize = 3;
@@ -53,14 +59,6 @@ const NMP_DEPTH: i32 = 3;
 /// Ordering score above which a move is "tactical" and never reduced.
 const TACTICAL: i32 = 300;
 
-/// `a` if `cond`, else `b`, by arithmetic rather than a branch: for selections a branch
-/// predictor cannot guess (`std::hint::select_unpredictable` is newer than our MSRV).
-#[inline(always)]
-fn pick(cond: bool, a: usize, b: usize) -> usize {
-    let mask = (cond as usize).wrapping_neg();
-    (a & mask) | (b & !mask)
-}
-
 /// Entries (log 2) of the threat-space table for a main table of `tt_mb` MiB: a quarter of its
 /// memory again, at 24 bytes an entry.
 fn dfpn_log2(tt_mb: usize) -> u32 {
@@ -68,60 +66,22 @@ fn dfpn_log2(tt_mb: usize) -> u32 {
     entries.max(1 << 12).ilog2().min(22)
 }
 
-/// History counters (chessprogramming.org/History_Heuristic) per side and cell, each with its
-/// share of the ordering score beside it, so that ordering a move reads one number. While a node
-/// generates its moves, its killers' bonuses are added to that share too (see [`Run::generate`]).
-struct History {
-    counts: [Vec<i32>; 2],
-    bonus: [Vec<i32>; 2],
-}
-
-impl History {
-    /// The ordering score of a counter.
-    #[inline]
-    fn bonus_of(count: i32) -> i32 {
-        (count >> 6).min(200)
-    }
-
-    #[inline]
-    fn get(&self, side: usize, c: usize) -> i32 {
-        self.counts[side][c]
-    }
-
-    #[inline]
-    fn set(&mut self, side: usize, c: usize, count: i32) {
-        self.counts[side][c] = count;
-        self.bonus[side][c] = History::bonus_of(count);
-    }
-
-    /// Fits the tables to `len` cells (zeroed), or ages them when they fit already.
-    fn prepare(&mut self, len: usize) {
-        for side in 0..2 {
-            if self.counts[side].len() != len {
-                self.counts[side] = vec![0; len];
-                self.bonus[side] = vec![0; len];
-            } else {
-                // Age the statistics so the last search's lessons fade.
-                for c in 0..len {
-                    self.set(side, c, self.counts[side][c] / 4);
-                }
-            }
-        }
-    }
-
-    fn clear(&mut self) {
-        for side in 0..2 {
-            self.counts[side].iter_mut().for_each(|v| *v = 0);
-            self.bonus[side].iter_mut().for_each(|v| *v = 0);
-        }
-    }
+/// The transposition table's salt for `board`'s kind of game (see [`tt`]'s module docs): the
+/// rule variant, the win length and the board size.
+fn game_salt(board: &Board) -> u64 {
+    let r = board.rules();
+    let kind = r.rule() as u64
+        | u64::from(r.win_length()) << 8
+        | u64::from(r.width()) << 16
+        | u64::from(r.height()) << 24;
+    kind.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// The search's reusable tables (the [`Engine`](super::Engine)'s state).
 pub struct Searcher {
     tt: Table,
-    history: History,
-    killers: [[u16; 2]; MAX_PLY],
+    pub(super) history: History,
+    pub(super) killers: [[u16; 2]; MAX_PLY],
     pv: Vec<[u16; MAX_PLY]>,
     pv_len: [usize; MAX_PLY],
     moves: Vec<Vec<(u16, i32)>>,
@@ -129,17 +89,22 @@ pub struct Searcher {
     /// transposition-table move before generating its other moves (see [`Run::tt_move_first`]):
     /// if that move does not cut, the node rolls them back to order its other moves as it would
     /// have before, then replays them.
-    journal: Vec<(u8, u16, i32, i32)>,
+    pub(super) journal: Vec<(u8, u16, i32, i32)>,
     /// Nodes waiting on their transposition-table move: the journal is kept while any is.
-    journal_users: usize,
+    pub(super) journal_users: usize,
     /// The threat-space solver and its table of proofs.
     dfpn: Dfpn,
+    /// The board size of the threat-space solver's last search: its table and move cache are
+    /// keyed by stones, rule and attacker, not by size, and a board's edges change what the
+    /// same stones threaten (and a move cached as a padded index means another cell on another
+    /// width), so a search on another size starts them afresh.
+    dfpn_board: Option<(u8, u8)>,
 }
 
 /// One search in progress: the position and the limits.
-struct Run<'a> {
-    s: &'a mut Searcher,
-    pos: Position,
+pub(super) struct Run<'a> {
+    pub(super) s: &'a mut Searcher,
+    pub(super) pos: Position,
     stop: &'a AtomicBool,
     start: Instant,
     deadline: Option<Instant>,
@@ -150,7 +115,7 @@ struct Run<'a> {
     aborted: bool,
     /// When the threat-space search must give the main search its turn (a fifth of the time).
     vct_deadline: Option<Instant>,
-    small: bool,
+    pub(super) small: bool,
     /// The root move that last raised alpha in the current iteration, with its score.
     root_best: Option<(u16, Score)>,
 }
@@ -171,6 +136,7 @@ impl Searcher {
             journal: Vec::new(),
             journal_users: 0,
             dfpn: Dfpn::new(dfpn_log2(tt_mb)),
+            dfpn_board: None,
         }
     }
 
@@ -188,6 +154,12 @@ impl Searcher {
         self.history.prepare(len);
         self.killers = [[NO_MOVE; 2]; MAX_PLY];
         self.tt.new_search();
+        self.tt.set_salt(game_salt(board));
+        let size = (board.rules().width(), board.rules().height());
+        if self.dfpn_board.is_some_and(|b| b != size) {
+            self.dfpn.clear();
+        }
+        self.dfpn_board = Some(size);
         let start = Instant::now();
         Run {
             small: pos.size() <= 25,
@@ -290,20 +262,6 @@ impl Run<'_> {
         });
     }
 
-    /// The root's moves in search order (win first, forced blocks only when a five is
-    /// threatened).
-    fn root_moves(&mut self) -> Vec<(u16, i32)> {
-        let me = self.pos.side();
-        let wins = threats::win_cells(&self.pos, me);
-        if let Some(&w) = wins.as_slice().first() {
-            return vec![(w, i32::MAX)];
-        }
-        let mut moves = Vec::new();
-        let _ = self.generate(&mut moves, 0, NO_MOVE);
-        moves.sort_by_key(|m| std::cmp::Reverse(m.1));
-        moves
-    }
-
     fn iterate(&mut self, limits: &Limits, info: &mut dyn FnMut(&SearchInfo)) -> SearchResult {
         let root = self.root_moves();
         let first = match root.first() {
@@ -313,11 +271,11 @@ impl Run<'_> {
         };
         // A win on the board now needs no search.
         if root.len() == 1 && root[0].1 == i32::MAX {
-            let r = self.result(first, WIN - 1, 1, &[first]);
+            let r = self.result(first, Score::win_in(1), 1, &[first]);
             self.report(&r, info);
             return r;
         }
-        let mut best = self.result(first, 0, 0, &[first]);
+        let mut best = self.result(first, Score::ZERO, 0, &[first]);
 
         // A forced win by fours is a proof: play it without the main search.
         if self.pos.size() > 25 {
@@ -328,7 +286,7 @@ impl Run<'_> {
             if let Some((m, plies)) = found {
                 let r = self.result(
                     m as u16,
-                    WIN - plies as i32,
+                    Score::win_in(plies as usize),
                     plies.min(255) as u8,
                     &[m as u16],
                 );
@@ -365,7 +323,7 @@ impl Run<'_> {
             let found = s.dfpn.solve(pos, share, &mut out);
             self.nodes += self.s.dfpn.nodes;
             if let Some((m, plies)) = found {
-                let r = self.result(m as u16, WIN - plies as i32, 1, &[m as u16]);
+                let r = self.result(m as u16, Score::win_in(plies as usize), 1, &[m as u16]);
                 self.report(&r, info);
                 return r;
             }
@@ -384,7 +342,7 @@ impl Run<'_> {
             max_depth = max_depth.min(2);
         }
         let empties = self.pos.size() - self.pos.stones();
-        let mut prev = 0;
+        let mut prev = Score::ZERO;
         // A small board is solved outright: one full-depth search beats deepening.
         let first_depth = if self.small {
             max_depth.min(empties as u8)
@@ -395,7 +353,7 @@ impl Run<'_> {
             let iteration_start = Instant::now();
             self.root_best = None;
             let mut window = ASPIRATION;
-            let (mut alpha, mut beta) = if depth >= 4 && !is_mate(prev) {
+            let (mut alpha, mut beta) = if depth >= 4 && !prev.is_mate() {
                 (prev - window, prev + window)
             } else {
                 (-INF, INF)
@@ -437,7 +395,7 @@ impl Run<'_> {
             self.report(&best, info);
             // Stop early when nothing deeper can change the answer: the whole tree of a small
             // board has been read, or a forced result is proven within the depth.
-            if depth as usize >= empties || (is_mate(score) && (WIN - score.abs()) < depth as i32) {
+            if depth as usize >= empties || score.mate_plies().is_some_and(|n| n < depth as i32) {
                 break;
             }
             if let Some(deadline) = self.deadline {
@@ -480,207 +438,6 @@ impl Run<'_> {
         self.pos.k() as usize
     }
 
-    fn evaluate(&self) -> Score {
-        let p = &self.pos;
-        let me = p.side();
-        let opp = 1 - me;
-        let mut s = p.total(me) - p.total(opp);
-        if p.count(me, C_FLEX4) > 0 {
-            s += 3000;
-        } else if p.count(me, C_FOUR_THREE) > 0 {
-            s += 1500;
-        } else if p.count(me, C_THREE_THREE) > 0
-            && p.count(opp, C_FOUR) + p.count(opp, C_FOUR_THREE) + p.count(opp, C_FLEX4) == 0
-        {
-            s += 800;
-        }
-        if p.count(opp, C_FLEX4) > 1 && p.count(me, C_FOUR) + p.count(me, C_FOUR_THREE) == 0 {
-            s -= 800;
-        }
-        s
-    }
-
-    /// Orders the moves of a node: threats made and stopped, then killers and history. What
-    /// does not depend on the cell is read once.
-    #[inline]
-    fn order_scores(&self, tt_move: u16) -> impl Fn(usize) -> i32 + '_ {
-        let me = self.pos.side();
-        // History and killer bonuses (the killers' are in only while `generate` runs).
-        let bonus = &self.s.history.bonus[me][..];
-        let pos = &self.pos;
-        move |c| {
-            if c as u16 == tt_move {
-                return 1 << 28;
-            }
-            let st = pos.state(c);
-            debug_assert!(st.value[1 - me] >= 0);
-            // Values are never negative: an unsigned division is the same and cheaper.
-            st.value[me] + (st.value[1 - me] as u32 * 4 / 5) as i32 + bonus[c]
-        }
-    }
-
-    /// The killer moves' ordering bonuses at `ply`: 250 for the first, 200 for the second.
-    fn killer_bonuses(&self, ply: usize) -> [(u16, i32); 2] {
-        let [k0, k1] = self.s.killers[ply];
-        // The two differ unless both are NO_MOVE (a new first killer pushes the old one down).
-        debug_assert!(k0 != k1 || k0 == NO_MOVE);
-        [(k0, 250), (k1, 200)]
-    }
-
-    /// Adds (`sign` 1) or takes back (-1) the killers' bonuses to the side to move's ordering
-    /// bonuses.
-    fn apply_killer_bonuses(&mut self, ply: usize, sign: i32) {
-        let me = self.pos.side();
-        for (k, b) in self.killer_bonuses(ply) {
-            if k != NO_MOVE {
-                self.s.history.bonus[me][k as usize] += sign * b;
-            }
-        }
-    }
-
-    /// Whether `tt_move` is certain to be among the moves [`Run::generate`] would list here,
-    /// first (its ordering score, `1 << 28`, is above any other). Then the node can search it
-    /// before generating the others, and skip the generation when it cuts: the tree searched is
-    /// the same (the same node counts), only cheaper. Checked only where `generate` lists every
-    /// near empty cell: no five and no open three of the opponent to answer.
-    #[inline]
-    fn tt_move_first(&self, tt_move: u16, forced: bool) -> bool {
-        let p = &self.pos;
-        let c = tt_move as usize;
-        !forced
-            && tt_move != NO_MOVE
-            && p.stones() > 0
-            && (self.small || p.count(1 - p.side(), C_FLEX4) == 0)
-            && c < p.padded_len()
-            && p.is_empty(c)
-            && (self.small || p.is_near(c))
-    }
-
-    /// [`Run::generate`] for a node that has searched its transposition-table move first
-    /// (journal entries from `mark` on): with the history values of before that search, so the
-    /// list and its scores are the ones generating first would have given. The TT move is
-    /// swapped to the front, as the first step of the selection sort would have done.
-    fn generate_after_tt_move(
-        &mut self,
-        out: &mut Vec<(u16, i32)>,
-        ply: usize,
-        tt_move: u16,
-        mark: usize,
-    ) {
-        let n = self.s.journal.len();
-        for k in (mark..n).rev() {
-            let (side, c, old, _) = self.s.journal[k];
-            self.s.history.set(side as usize, c as usize, old);
-        }
-        let _ = self.generate(out, ply, tt_move);
-        for k in mark..n {
-            let (side, c, _, new) = self.s.journal[k];
-            self.s.history.set(side as usize, c as usize, new);
-        }
-        let top = out
-            .iter()
-            .position(|&(m, _)| m == tt_move)
-            .expect("tt_move_first checked that generate lists the TT move");
-        out.swap(0, top);
-        self.release_journal();
-    }
-
-    /// A node stops waiting on its TT move.
-    #[inline]
-    fn release_journal(&mut self) {
-        self.s.journal_users -= 1;
-        if self.s.journal_users == 0 {
-            self.s.journal.clear();
-        }
-    }
-
-    /// Candidate moves of the side to move with their ordering scores, and on the common path
-    /// the index of the first of the best (the first step of the selection sort, done while
-    /// generating).
-    fn generate(&mut self, out: &mut Vec<(u16, i32)>, ply: usize, tt_move: u16) -> Option<usize> {
-        self.apply_killer_bonuses(ply, 1);
-        let top = self.generate_scored(out, tt_move);
-        self.apply_killer_bonuses(ply, -1);
-        top
-    }
-
-    /// [`Run::generate`] with the killers' bonuses in place.
-    fn generate_scored(&self, out: &mut Vec<(u16, i32)>, tt_move: u16) -> Option<usize> {
-        out.clear();
-        let me = self.pos.side();
-        let opp = 1 - me;
-        let order = self.order_scores(tt_move);
-        let opp_wins = threats::win_cells(&self.pos, opp);
-        if !opp_wins.is_empty() {
-            for &c in threats::defences(&self.pos, opp, &opp_wins).as_slice() {
-                out.push((c, order(c as usize)));
-            }
-            return None;
-        }
-        if self.pos.stones() == 0 && !self.small {
-            out.push((self.pos.centre() as u16, 0));
-            return None;
-        }
-        // Facing an open three (or a double-four square): block it or make a four.
-        if self.pos.count(opp, C_FLEX4) > 0 && !self.small {
-            let (mut blocks, mut flex) = (CellList::new(), CellList::new());
-            for &c in self.pos.board_cells() {
-                let c = c as usize;
-                if self.pos.is_empty(c) && self.pos.class(c, opp) >= C_FOUR {
-                    blocks.push(c);
-                    if self.pos.class(c, opp) == C_FLEX4 {
-                        flex.push(c);
-                    }
-                }
-            }
-            let mut any = false;
-            for &c in blocks.as_slice() {
-                if self
-                    .pos
-                    .removes_all(c as usize, me, opp, flex.as_slice(), C_FLEX4)
-                {
-                    any = true;
-                    out.push((c, order(c as usize)));
-                }
-            }
-            if any {
-                // A four needs a stone of ours next to it: only cells near a stone make one.
-                self.pos.for_each_near_empty(|c| {
-                    if threats::is_four_move(&self.pos, c, me)
-                        && !out.iter().any(|&(m, _)| m as usize == c)
-                    {
-                        out.push((c as u16, order(c)));
-                    }
-                });
-                return None;
-            }
-        }
-        if self.small {
-            for &c in self.pos.board_cells() {
-                let cu = c as usize;
-                if self.pos.is_empty(cu) {
-                    out.push((c, order(cu)));
-                }
-            }
-            None
-        } else {
-            // Written in place: a push's capacity check cost more than the scoring.
-            out.reserve(self.pos.size());
-            let buf = out.spare_capacity_mut();
-            let (mut n, mut top, mut best) = (0, 0, i32::MIN);
-            self.pos.for_each_near_empty(|c| {
-                let s = order(c);
-                buf[n].write((c as u16, s));
-                top = pick(s > best, n, top);
-                best = best.max(s);
-                n += 1;
-            });
-            // SAFETY: the first `n` entries were just written.
-            unsafe { out.set_len(n) };
-            (n > 0).then_some(top)
-        }
-    }
-
     fn negamax(
         &mut self,
         depth: i32,
@@ -696,7 +453,7 @@ impl Run<'_> {
             self.poll();
         }
         if self.aborted {
-            return 0;
+            return Score::ZERO;
         }
         let me = self.pos.side();
         let opp = 1 - me;
@@ -704,15 +461,15 @@ impl Run<'_> {
             if let Some(&w) = threats::win_cells(&self.pos, me).as_slice().first() {
                 self.s.pv[ply][0] = w;
                 self.s.pv_len[ply] = 1;
-                return WIN - ply as i32 - 1;
+                return Score::win_in(ply + 1);
             }
         }
         if self.pos.is_full() {
-            return 0;
+            return Score::ZERO;
         }
         // Mate distance pruning: no line from here can beat a shorter proven one.
-        alpha = alpha.max(-(WIN - ply as i32));
-        beta = beta.min(WIN - ply as i32 - 1);
+        alpha = alpha.max(Score::loss_in(ply));
+        beta = beta.min(Score::win_in(ply + 1));
         if alpha >= beta {
             return alpha;
         }
@@ -766,7 +523,7 @@ impl Run<'_> {
             && depth >= NMP_DEPTH
             && self.pos.passes() == 0
             && self.pos.count(opp, C_FLEX4) + self.pos.count(opp, C_FOUR_THREE) == 0
-            && !is_mate(beta)
+            && !beta.is_mate()
             && self.evaluate() >= beta
         {
             let r = 2 + depth / 4;
@@ -774,9 +531,9 @@ impl Run<'_> {
             let score = -self.negamax(depth - 1 - r, ply + 1, -beta, -beta + 1, false);
             self.pos.undo_pass();
             if self.aborted {
-                return 0;
+                return Score::ZERO;
             }
-            if score >= beta && !is_mate(score) {
+            if score >= beta && !score.is_mate() {
                 return score;
             }
         }
@@ -796,7 +553,11 @@ impl Run<'_> {
             if moves.is_empty() {
                 self.s.moves[ply] = moves;
                 // Facing a five with no defence: lost on the next move.
-                return if forced { -(WIN - ply as i32 - 2) } else { 0 };
+                return if forced {
+                    Score::loss_in(ply + 2)
+                } else {
+                    Score::ZERO
+                };
             }
         }
 
@@ -881,7 +642,7 @@ impl Run<'_> {
                     self.release_journal();
                 }
                 self.s.moves[ply] = moves;
-                return 0;
+                return Score::ZERO;
             }
             if score > best {
                 best = score;

@@ -3,8 +3,24 @@
 //! never in the search. Each entry keeps the full hash to reject collisions, the best move, the
 //! score with its [`Bound`], the depth, and the search generation; replacement prefers deeper
 //! entries of the current search and always overwrites stale ones (depth-preferred with ageing).
+//!
+//! A table outlives its searches: an engine keeps it from move to move, and the server's search
+//! slots keep theirs from game to game. Two things make that safe and useful:
+//!
+//! - **Ageing** (chessprogramming.org/Transposition_Table, "Replacement Strategies" and the
+//!   aging it describes): [`Table::new_search`] starts a new generation, and an entry of an
+//!   earlier one loses its replacement priority (any store may overwrite it, however deep it
+//!   is), while it can still be probed and used until then. So the previous move's results help
+//!   the next one, and a table full of an old game's deep entries does not crowd out the
+//!   current search's shallower ones. The generation has six bits: an entry 64 searches old
+//!   looks current again, which only makes it harder to replace (Stockfish lives with five).
+//! - **A salt per game kind** ([`Table::set_salt`]): the Zobrist hash depends only on the
+//!   stones, so the same stones under another rule or on another board size would hit each
+//!   other's entries (whose scores and padded move indices mean something else there). The salt
+//!   is mixed into the stored key, not the index, so the slots a search uses, and its node
+//!   counts, are the same with or without it.
 
-use super::{Score, WIN};
+use super::Score;
 
 /// What a stored score says about the true value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +61,8 @@ pub struct Table {
     entries: Vec<Entry>,
     mask: usize,
     generation: u8,
+    /// Mixed into stored keys: the game kind of the current search (see the module docs).
+    salt: u64,
 }
 
 impl Table {
@@ -56,6 +74,7 @@ impl Table {
             entries: vec![EMPTY; len],
             mask: len - 1,
             generation: 0,
+            salt: 0,
         }
     }
 
@@ -70,11 +89,17 @@ impl Table {
         self.generation = (self.generation + 1) & 0x3F;
     }
 
+    /// Sets the salt of the game kind searched next (a rule variant, win length and board
+    /// size): entries stored under another salt are never found.
+    pub fn set_salt(&mut self, salt: u64) {
+        self.salt = salt;
+    }
+
     /// The entry for `key`, if stored.
     #[inline]
     pub fn probe(&self, key: u64) -> Option<Entry> {
         let e = self.entries[key as usize & self.mask];
-        (e.key == key && e.flags != 0).then_some(e)
+        (e.key == key ^ self.salt && e.flags != 0).then_some(e)
     }
 
     /// Starts loading the slot of `key` into the cache, so that a [`Table::probe`] of it soon
@@ -97,6 +122,7 @@ impl Table {
     #[inline]
     pub fn store(&mut self, key: u64, depth: u8, score: i32, bound: Bound, mv: u16) {
         let slot = &mut self.entries[key as usize & self.mask];
+        let key = key ^ self.salt;
         let stale = slot.flags >> 2 != self.generation;
         if slot.key == key || stale || depth >= slot.depth || slot.flags == 0 {
             let mv = if mv == u16::MAX && slot.key == key {
@@ -136,23 +162,74 @@ impl Entry {
 /// is right at any ply (chessprogramming.org/Mate_Scores).
 #[inline]
 pub fn to_tt(score: Score, ply: usize) -> i32 {
-    if score > WIN - 1000 {
-        score + ply as i32
-    } else if score < -(WIN - 1000) {
-        score - ply as i32
+    if score.is_win() {
+        (score + ply as i32).get()
+    } else if score.is_loss() {
+        (score - ply as i32).get()
     } else {
-        score
+        score.get()
     }
 }
 
 /// The inverse of [`to_tt`].
 #[inline]
 pub fn from_tt(score: i32, ply: usize) -> Score {
-    if score > WIN - 1000 {
+    let score = Score::new(score);
+    if score.is_win() {
         score - ply as i32
-    } else if score < -(WIN - 1000) {
+    } else if score.is_loss() {
         score + ply as i32
     } else {
         score
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two keys that share a slot of a 1 MiB table.
+    const A: u64 = 0x1234_5678_0000_0042;
+    const B: u64 = 0x9876_5432_0000_0042;
+
+    #[test]
+    fn a_deeper_entry_of_the_current_search_is_kept() {
+        let mut t = Table::new(1);
+        t.new_search();
+        t.store(A, 9, 10, Bound::Exact, 1);
+        t.store(B, 3, 20, Bound::Exact, 2);
+        assert_eq!(t.probe(A).map(|e| e.depth), Some(9));
+        assert!(t.probe(B).is_none());
+    }
+
+    /// Ageing: an entry of an earlier search is still found, but loses its priority to any
+    /// entry of the current one, however shallow.
+    #[test]
+    fn stale_entries_are_found_and_replaced() {
+        let mut t = Table::new(1);
+        t.new_search();
+        t.store(A, 9, 10, Bound::Lower, 1);
+        t.new_search();
+        let e = t.probe(A).expect("an old entry is still useful");
+        assert_eq!(
+            (e.depth, e.score, e.bound(), e.mv),
+            (9, 10, Bound::Lower, 1)
+        );
+        t.store(B, 1, 20, Bound::Upper, 2);
+        assert!(t.probe(A).is_none());
+        assert_eq!(t.probe(B).map(|e| e.depth), Some(1));
+    }
+
+    /// The same stones under another rule or board size are another position.
+    #[test]
+    fn entries_of_another_salt_are_not_found() {
+        let mut t = Table::new(1);
+        t.set_salt(7);
+        t.store(A, 5, 10, Bound::Exact, 1);
+        assert!(t.probe(A).is_some());
+        t.set_salt(8);
+        assert!(t.probe(A).is_none());
+        t.set_salt(7);
+        assert!(t.probe(A).is_some());
     }
 }
