@@ -25,6 +25,7 @@ pub mod http;
 pub mod latest;
 pub mod lobby;
 pub mod metrics;
+pub mod names;
 pub mod outside;
 pub mod protocol;
 pub mod room;
@@ -182,7 +183,10 @@ pub async fn run_with_store(
     }
     server.tracker.spawn(lobby::janitor(
         server.lobby.clone(),
-        server.config.server.session_ttl,
+        lobby::SessionTtls {
+            idle: server.config.server.session_idle_ttl,
+            seated: server.config.server.session_ttl,
+        },
         server.shutdown.clone(),
     ));
     server.tracker.spawn(lobby::feed(

@@ -17,6 +17,8 @@ pub struct Metrics {
     pub connections_total: AtomicU64,
     /// Connections refused at the limit.
     pub connections_refused_total: AtomicU64,
+    /// Sessions in memory (identities, connected or not).
+    pub sessions: AtomicU64,
     /// Open rooms.
     pub rooms: AtomicU64,
     /// Rooms created since start.
@@ -86,6 +88,12 @@ impl Metrics {
             "counter",
             "Connections refused at max_connections.",
             &self.connections_refused_total,
+        );
+        one(
+            "sessions",
+            "gauge",
+            "Sessions in memory (connected or not).",
+            &self.sessions,
         );
         one("rooms", "gauge", "Open rooms.", &self.rooms);
         one(
