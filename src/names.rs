@@ -41,6 +41,8 @@ pub fn clean(raw: &str, max_chars: usize) -> Result<Option<String>, ProtoError> 
         return Ok(None);
     }
     let name: String = raw.nfc().filter(|c| !is_zero_width(*c)).collect();
+    // Trimmed first, as names always were: a trailing newline is whitespace, not a refusal.
+    let name = name.trim();
     if name.chars().any(char::is_control) {
         return Err(ProtoError::new(
             ErrorCode::BadMessage,
@@ -53,7 +55,6 @@ pub fn clean(raw: &str, max_chars: usize) -> Result<Option<String>, ProtoError> 
             "a name cannot contain bidirectional control characters (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C)",
         ));
     }
-    let name = name.trim();
     if name.is_empty() {
         return Err(ProtoError::new(
             ErrorCode::BadName,
@@ -103,6 +104,7 @@ mod tests {
             Some("Ann")
         );
         assert_eq!(clean("   ", 24).unwrap(), None);
+        assert_eq!(clean("Ann\n", 24).unwrap().as_deref(), Some("Ann"));
     }
 
     #[test]
