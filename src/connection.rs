@@ -30,8 +30,7 @@ use crate::lobby::Session;
 use crate::protocol::{
     encode, encode_error, parse, ClientMsg, ErrorCode, ProtoError, ServerMsg, PROTOCOL_VERSION,
 };
-use crate::room::{RoomCmd, RoomHandle, Who};
-use crate::store::StoreEvent;
+use crate::room::{RoomCmd, RoomHandle, SeatKind, Who};
 use crate::Server;
 
 /// A token bucket: `rate` messages per second, bursts of `burst`.
@@ -337,6 +336,11 @@ impl Conn {
                     &x,
                     &o,
                 )?;
+                if params.seats.iter().any(|k| matches!(k, SeatKind::Me)) {
+                    // Written before the room exists: a bot may move first, and the creator's
+                    // row must be durable no later than that move (the store keeps order).
+                    self.server.lobby.seated(&session);
+                }
                 let (handle, seat) =
                     self.server
                         .lobby
@@ -353,6 +357,7 @@ impl Conn {
                     .join(self.who(&session), as_, re.cloned())
                     .await?;
                 if seat.is_some() {
+                    self.server.lobby.seated(&session);
                     session.add_seat(entry.handle.id.clone());
                 }
                 self.rooms.insert(entry.handle.id.clone(), entry.handle);
@@ -392,51 +397,32 @@ impl Conn {
         token: Option<String>,
         re: Option<&Value>,
     ) -> Result<(), ProtoError> {
-        let max = self.server.config.limits.max_name_chars;
-        let name = name.map(|n| n.trim().to_string()).filter(|n| !n.is_empty());
-        if let Some(n) = &name {
-            if n.chars().count() > max {
-                return Err(ProtoError::new(
-                    ErrorCode::NameTooLong,
-                    format!("a name has at most {max} characters"),
-                ));
-            }
-            if n.chars().any(char::is_control) {
-                return Err(ProtoError::new(
-                    ErrorCode::BadMessage,
-                    "a name cannot contain control characters",
-                ));
-            }
-        }
+        let name = match name {
+            Some(raw) => crate::names::clean(&raw, self.server.config.limits.max_name_chars)?,
+            None => None,
+        };
         let lobby = &self.server.lobby;
         let found = token
             .as_deref()
             .and_then(|t| Some((lobby.session(t)?, t.to_string())));
-        let (session, token, resumed, changed) = match found {
+        let (session, token, resumed) = match found {
             Some((s, t)) => {
-                let changed = name.as_deref().is_some_and(|n| *n != *s.name());
-                if let Some(n) = name {
+                if let Some(n) = name.filter(|n| **n != *s.name()) {
                     s.set_name(n.into());
+                    lobby.renamed(&s);
                 }
-                (s, t, true, changed)
+                (s, t, true)
             }
+            // Memory only until it takes a seat (`Lobby::seated`): a hello that never sits
+            // leaves no row.
             None => {
                 let n = name.unwrap_or_else(|| {
                     format!("guest-{}", &uuid::Uuid::new_v4().simple().to_string()[..4])
                 });
                 let (s, t) = lobby.new_session(n.into());
-                (s, t, false, true)
+                (s, t, false)
             }
         };
-        if changed {
-            // Recorded so a restart can resume the identity. Not awaited: the writer keeps
-            // order, so it is durable before any move this session makes is acknowledged.
-            drop(self.server.store.record(StoreEvent::Session {
-                token_hash: session.token_hash.clone(),
-                player_id: session.player_id.to_string(),
-                name: session.name().to_string(),
-            }));
-        }
         if let Some(old) = session.attach(self.client.clone()) {
             if old.conn_id != self.client.conn_id {
                 old.close(CLOSE_TAKEN_OVER, "session resumed on another connection");

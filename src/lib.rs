@@ -25,6 +25,7 @@ pub mod http;
 pub mod latest;
 pub mod lobby;
 pub mod metrics;
+pub mod names;
 pub mod outside;
 pub mod peers;
 pub mod protocol;
@@ -186,7 +187,10 @@ pub async fn run_with_store(
     }
     server.tracker.spawn(lobby::janitor(
         server.lobby.clone(),
-        server.config.server.session_ttl,
+        lobby::SessionTtls {
+            idle: server.config.server.session_idle_ttl,
+            seated: server.config.server.session_ttl,
+        },
         server.shutdown.clone(),
     ));
     server.tracker.spawn(lobby::feed(

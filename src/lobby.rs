@@ -2,6 +2,12 @@
 //! across an `.await`. A session is an identity (player id, name, secret token) that outlives
 //! connections, so a player who reconnects with the token gets their seats back.
 //!
+//! A session costs memory only until it first takes a seat: only then is it written to the
+//! store ([`Lobby::seated`]), so a `hello` that never sits leaves no row. Sessions without a
+//! connection or a seat in an open room expire: never seated ones after
+//! `server.session_idle_ttl_ms`, the others after `server.session_ttl_ms`; the [`janitor`]
+//! forgets them and has the store delete expired rows while running.
+//!
 //! The lobby decides nothing about games: rooms do. It opens them ([`Lobby::open_room`],
 //! [`Lobby::restore_room`]) with the one [`RoomContext`] they share, and is the
 //! [`Registry`](room::Registry) they report their end to. It must never import `connection` or
@@ -11,6 +17,7 @@
 //! registered here behind the same handle (see `room`'s module docs).
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,7 +31,7 @@ use crate::client::ClientHandle;
 use crate::latest::Latest;
 use crate::protocol::{encode, ErrorCode, ProtoError, RoomSummary, SeatSpec, ServerMsg};
 use crate::room::{self, Joined, RoomContext, RoomHandle, RoomParams, Who};
-use crate::store::{hash_token, GameRecord};
+use crate::store::{hash_token, now_ms, GameRecord, StoreEvent};
 
 /// A room as the registry knows it: how to reach it and its latest summary.
 #[derive(Clone)]
@@ -49,6 +56,8 @@ pub struct Session {
     pub seats: Mutex<HashSet<Arc<str>>>,
     /// Last time a connection used it or left it.
     pub last_seen: Mutex<Instant>,
+    /// Whether it has been written to the store (it took a seat, or was restored from it).
+    pub stored: AtomicBool,
 }
 
 impl Session {
@@ -232,7 +241,7 @@ impl Lobby {
             uuid::Uuid::new_v4().simple().to_string() + &uuid::Uuid::new_v4().simple().to_string();
         let player_id: Arc<str> =
             format!("p{}", &uuid::Uuid::new_v4().simple().to_string()[..12]).into();
-        let s = self.insert_session(hash_token(&token), player_id, name, HashSet::new());
+        let s = self.insert_session(hash_token(&token), player_id, name, HashSet::new(), false);
         (s, token)
     }
     /// A session restored from the store after a restart, holding seats in `seats`.
@@ -243,7 +252,7 @@ impl Lobby {
         name: Arc<str>,
         seats: HashSet<Arc<str>>,
     ) -> Arc<Session> {
-        self.insert_session(token_hash, player_id, name, seats)
+        self.insert_session(token_hash, player_id, name, seats, true)
     }
     fn insert_session(
         &self,
@@ -251,6 +260,7 @@ impl Lobby {
         player_id: Arc<str>,
         name: Arc<str>,
         seats: HashSet<Arc<str>>,
+        stored: bool,
     ) -> Arc<Session> {
         let s = Arc::new(Session {
             player_id,
@@ -259,13 +269,47 @@ impl Lobby {
             conn: Mutex::new(None),
             seats: Mutex::new(seats),
             last_seen: Mutex::new(Instant::now()),
+            stored: AtomicBool::new(stored),
         });
-        self.sessions.insert(token_hash, s.clone());
+        if self.sessions.insert(token_hash, s.clone()).is_none() {
+            self.rooms_ctx
+                .metrics
+                .sessions
+                .fetch_add(1, Ordering::Relaxed);
+        }
         s
     }
-    /// Forgets sessions with no connection and no seat in an open room, idle for `ttl`.
-    pub fn purge_sessions(&self, ttl: std::time::Duration) {
+    /// Sessions in memory.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+    /// `session` takes (or is about to take) a seat: it is written to the store, so that a
+    /// restart can give it back its seat. Written at every seat, not only the first: the row's
+    /// `updated_at` is what the running purge goes by ([`janitor`]). Not awaited: the store's
+    /// writer keeps order, so the row is durable no later than the game events queued after it.
+    pub fn seated(&self, session: &Session) {
+        session.stored.store(true, Ordering::Relaxed);
+        self.write_session(session);
+    }
+    /// `session` was renamed: the store's copy follows if there is one (a session never seated
+    /// has none and gets none).
+    pub fn renamed(&self, session: &Session) {
+        if session.stored.load(Ordering::Relaxed) {
+            self.write_session(session);
+        }
+    }
+    fn write_session(&self, session: &Session) {
+        drop(self.rooms_ctx.store.record(StoreEvent::Session {
+            token_hash: session.token_hash.clone(),
+            player_id: session.player_id.to_string(),
+            name: session.name().to_string(),
+        }));
+    }
+    /// Forgets sessions with no connection and no seat in an open room: after `ttls.idle` if
+    /// they never took a seat, after `ttls.seated` if they did.
+    pub fn purge_sessions(&self, ttls: SessionTtls) {
         let now = Instant::now();
+        let before = self.sessions.len();
         self.sessions.retain(|_, s| {
             if s.conn.lock().is_some() {
                 return true;
@@ -273,20 +317,51 @@ impl Lobby {
             if s.seats().iter().any(|r| self.rooms.map.contains_key(r)) {
                 return true;
             }
+            let ttl = if s.stored.load(Ordering::Relaxed) {
+                ttls.seated
+            } else {
+                ttls.idle
+            };
             now.duration_since(*s.last_seen.lock()) < ttl
         });
+        let gone = before.saturating_sub(self.sessions.len());
+        self.rooms_ctx
+            .metrics
+            .sessions
+            .fetch_sub(gone as u64, Ordering::Relaxed);
     }
 }
 
-/// Every `ttl / 4` (within 100 ms..=60 s) forgets the sessions expired for `ttl`, until
-/// `shutdown`.
-pub async fn janitor(lobby: Arc<Lobby>, ttl: Duration, shutdown: CancellationToken) {
-    let period = (ttl / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+/// How long a session without a connection or a seat in an open room is kept.
+#[derive(Clone, Copy, Debug)]
+pub struct SessionTtls {
+    /// Never seated (`server.session_idle_ttl_ms`): it has no row, only memory.
+    pub idle: Duration,
+    /// Seated at least once (`server.session_ttl_ms`); also the age of a row that no
+    /// unfinished game seats before the store deletes it.
+    pub seated: Duration,
+}
+
+/// Every quarter of the shorter ttl (within 100 ms..=60 s), until `shutdown`: forgets the
+/// expired sessions, and has the store delete the rows that no unfinished game seats and that
+/// were last written more than `ttls.seated` ago (the rows a restart would delete too; see
+/// docs/persistence.md).
+pub async fn janitor(lobby: Arc<Lobby>, ttls: SessionTtls, shutdown: CancellationToken) {
+    let period =
+        (ttls.idle.min(ttls.seated) / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
-            _ = tokio::time::sleep(period) => lobby.purge_sessions(ttl),
+            _ = tokio::time::sleep(period) => {}
         }
+        lobby.purge_sessions(ttls);
+        let updated_before = now_ms() - ttls.seated.as_millis() as i64;
+        drop(
+            lobby
+                .rooms_ctx
+                .store
+                .record(StoreEvent::SessionsExpired { updated_before }),
+        );
     }
 }
 

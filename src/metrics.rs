@@ -26,6 +26,8 @@ pub struct Metrics {
     pub upgrades_rate_limited_total: AtomicU64,
     /// WebSocket upgrades refused for their `Origin`.
     pub upgrades_forbidden_origin_total: AtomicU64,
+    /// Sessions in memory (identities, connected or not).
+    pub sessions: AtomicU64,
     /// Open rooms.
     pub rooms: AtomicU64,
     /// Rooms created since start.
@@ -119,6 +121,12 @@ impl Metrics {
             "counter",
             "WebSocket upgrades refused for their Origin.",
             &self.upgrades_forbidden_origin_total,
+        );
+        one(
+            "sessions",
+            "gauge",
+            "Sessions in memory (connected or not).",
+            &self.sessions,
         );
         one("rooms", "gauge", "Open rooms.", &self.rooms);
         one(

@@ -232,6 +232,8 @@ pub enum ErrorCode {
     AlreadyHello,
     /// The name is longer than the limit.
     NameTooLong,
+    /// The name has a bidirectional control or nothing visible (see `names`).
+    BadName,
     /// No room with that id.
     NoSuchRoom,
     /// Only a seated player may do this.
@@ -270,6 +272,7 @@ impl ErrorCode {
             ErrorCode::NotHello => "not_hello",
             ErrorCode::AlreadyHello => "already_hello",
             ErrorCode::NameTooLong => "name_too_long",
+            ErrorCode::BadName => "bad_name",
             ErrorCode::NoSuchRoom => "no_such_room",
             ErrorCode::NotAPlayer => "not_a_player",
             ErrorCode::NotInRoom => "not_in_room",

@@ -30,6 +30,8 @@ pub struct RawServer {
     pub handshake_timeout_ms: u64,
     /// Tokens of sessions without a connection or a seat are forgotten after this.
     pub session_ttl_ms: u64,
+    /// The same for sessions that never took a seat (memory only, never written).
+    pub session_idle_ttl_ms: u64,
     /// Serve the browser client from this directory instead of the embedded copy ("": embedded).
     pub client_dir: String,
     /// Pages (origins) besides the server's own that may open a WebSocket; "*": any.
@@ -46,6 +48,7 @@ impl Default for RawServer {
             idle_timeout_ms: 45_000,
             handshake_timeout_ms: 10_000,
             session_ttl_ms: 3_600_000,
+            session_idle_ttl_ms: 300_000,
             client_dir: String::new(),
             allowed_origins: Vec::new(),
         }
@@ -69,6 +72,8 @@ pub struct ServerConfig {
     pub handshake_timeout: Duration,
     /// Session token lifetime without connection or seat.
     pub session_ttl: Duration,
+    /// The same for a session that never took a seat (at most `session_ttl`).
+    pub session_idle_ttl: Duration,
     /// Where the browser client is read from; `None`: the copy embedded in the binary.
     pub client_dir: Option<PathBuf>,
     /// Which pages may open a WebSocket besides the server's own.
@@ -178,6 +183,7 @@ impl TryFrom<RawServer> for ServerConfig {
             idle_timeout_ms,
             handshake_timeout_ms,
             session_ttl_ms,
+            session_idle_ttl_ms,
             client_dir,
             allowed_origins,
         } = raw;
@@ -216,6 +222,9 @@ impl TryFrom<RawServer> for ServerConfig {
             idle_timeout: ms("server.idle_timeout_ms", idle_timeout_ms, 20)?,
             handshake_timeout: ms("server.handshake_timeout_ms", handshake_timeout_ms, 10)?,
             session_ttl: ms("server.session_ttl_ms", session_ttl_ms, 0)?,
+            // A session that never sat is never kept longer than one that did.
+            session_idle_ttl: ms("server.session_idle_ttl_ms", session_idle_ttl_ms, 0)?
+                .min(Duration::from_millis(session_ttl_ms)),
             client_dir: match client_dir.as_str() {
                 "" => None,
                 dir if Path::new(dir).join("index.html").is_file() => Some(dir.into()),

@@ -202,7 +202,7 @@ impl Room {
     /// Sends the creator its `room_joined`. Called once the room is registered: a creator who
     /// passes the id on at once must find the room there (see `room::spawn`).
     pub(super) fn greet(&self, client: &ClientHandle, seat: Option<Seat>, re: Option<&Value>) {
-        client.send(self.facts().joined(seat, re));
+        client.send(self.facts().joined(&self.summary, seat, re));
     }
 
     pub(super) async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>, stop: Arc<super::Stop>) {
@@ -277,7 +277,7 @@ impl Room {
     // --- Sending. ---
 
     fn send_joined(&self, client: &ClientHandle, seat: Option<Seat>, re: Option<&Value>) {
-        client.send(self.facts().joined(seat, re));
+        client.send(self.facts().joined(&self.summary, seat, re));
     }
 
     fn reply_err(client: &ClientHandle, e: ProtoError, re: Option<&Value>) {

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use super::Who;
 use crate::bot::BotSeat;
 use crate::client::ClientHandle;
+use crate::names;
 use crate::protocol::{ErrorCode, JoinAs, ProtoError, Seat};
 use crate::store::SeatRecord;
 
@@ -186,7 +187,7 @@ impl Seats {
         if let (true, Some(seat)) = (want_seat, open) {
             self.occupants[seat.index()] = Occupant::Human(Human {
                 player_id: who.player_id.clone(),
-                name: who.name.clone(),
+                name: self.shown_name(seat, &who.name),
                 conn: Some(who.client.conn_id),
                 away_since: None,
             });
@@ -214,12 +215,24 @@ impl Seats {
         Some(seat)
     }
 
-    /// Seats a returning player on its new connection.
+    /// The name `name` shows as in `seat`: itself, or with a number if the other seat's person
+    /// already shows it (see [`names::distinct`]), so two players here never look alike.
+    fn shown_name(&self, seat: Seat, name: &Arc<str>) -> Arc<str> {
+        let other = match self.occupant(seat.other()) {
+            Occupant::Human(h) => Some(&*h.name),
+            _ => None,
+        };
+        names::distinct(name, other.into_iter()).map_or_else(|| name.clone(), Arc::from)
+    }
+
+    /// Seats a returning player on its new connection (under its current name, which a rename
+    /// may have changed).
     fn seat_back(&mut self, who: &Who, seat: Seat) {
+        let name = self.shown_name(seat, &who.name);
         if let Occupant::Human(h) = &mut self.occupants[seat.index()] {
             h.conn = Some(who.client.conn_id);
             h.away_since = None;
-            h.name = who.name.clone();
+            h.name = name;
         }
         self.add_member(who, Some(seat));
     }
@@ -318,6 +331,30 @@ mod tests {
         assert!(seats.absent(Seat::X) && seats.is_empty());
         assert_eq!(seats.reconnect(&who("a", 2)), Some(Seat::X));
         assert!(!seats.absent(Seat::X));
+    }
+
+    /// Two players named alike once looked like one person (issue 16): the second shows a
+    /// number, also after coming back.
+    #[test]
+    fn a_second_player_with_a_taken_name_shows_a_number() {
+        let mut seats = Seats::new([Occupant::Open, Occupant::Open]);
+        let ann = |id: &str, conn| Who {
+            name: "Ann".into(),
+            ..who(id, conn)
+        };
+        seats.join(&ann("a", 1), None, true, 10).unwrap();
+        seats.join(&ann("b", 2), None, true, 10).unwrap();
+        fn shown(seats: &Seats, s: Seat) -> String {
+            match seats.occupant(s) {
+                Occupant::Human(h) => h.name.to_string(),
+                _ => unreachable!(),
+            }
+        }
+        assert_eq!(shown(&seats, Seat::X), "Ann");
+        assert_eq!(shown(&seats, Seat::O), "Ann (2)");
+        seats.disconnected("b", 2);
+        assert_eq!(seats.reconnect(&ann("b", 3)), Some(Seat::O));
+        assert_eq!(shown(&seats, Seat::O), "Ann (2)");
     }
 
     #[test]

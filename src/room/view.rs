@@ -2,8 +2,8 @@
 //! [`Latest`](crate::latest::Latest) after every turn of the room's loop), the full state a
 //! `room_joined` carries, and the seats as `players`.
 //!
-//! Pure functions of a borrowed [`Facts`]: this module changes no room state and sends nothing
-//! itself. A clock, a draw offer or a chat log that clients should see in `room_joined` adds a
+//! Pure functions of a borrowed [`Facts`]: this module changes no room state (other than the
+//! published summary) and sends nothing itself. A clock, a draw offer or a chat log that clients should see in `room_joined` adds a
 //! field to `Facts` and to the state here.
 
 use caro_engine::{Board, GameKind};
@@ -112,8 +112,17 @@ impl Facts<'_> {
         }
     }
 
-    /// `room_joined` for a member in `seat` (`None`: a spectator).
-    pub(super) fn joined(&self, seat: Option<Seat>, re: Option<&Value>) -> Utf8Bytes {
+    /// `room_joined` for a member in `seat` (`None`: a spectator), after publishing the
+    /// summary: once a client has its `room_joined`, `list_rooms` and `/api/rooms` already show
+    /// the room as that join left it (a joiner who lists the rooms at once saw `waiting` in 76
+    /// of 100 tries when the summary waited for the end of the room's turn; issue 16).
+    pub(super) fn joined(
+        &self,
+        summary: &Summary,
+        seat: Option<Seat>,
+        re: Option<&Value>,
+    ) -> Utf8Bytes {
+        self.publish(summary);
         let you = You {
             role: if seat.is_some() {
                 "player"

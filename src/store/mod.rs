@@ -121,7 +121,8 @@ pub enum StoreEvent {
         /// and `detail`).
         forfeit: Option<ForfeitRecord>,
     },
-    /// A session identity (new, or renamed). Only the token's hash is ever stored.
+    /// A session identity (when it takes a seat, or a seated one is renamed). Only the token's
+    /// hash is ever stored.
     Session {
         /// SHA-256 of the token, hex.
         token_hash: String,
@@ -129,6 +130,13 @@ pub enum StoreEvent {
         player_id: String,
         /// Current name.
         name: String,
+    },
+    /// Delete the session rows last written before `updated_before` (Unix ms) that no
+    /// unfinished game seats: rows no restart could resume, purged while running (the lobby's
+    /// janitor) as opening the file purges them at start.
+    SessionsExpired {
+        /// Unix time in milliseconds.
+        updated_before: i64,
     },
 }
 
@@ -496,7 +504,7 @@ impl MemoryStore {
                         g.summary.finished_at = Some(at);
                     }
                 }
-                StoreEvent::Session { .. } => {}
+                StoreEvent::Session { .. } | StoreEvent::SessionsExpired { .. } => {}
             }
         }
         games
@@ -520,6 +528,8 @@ impl Store for MemoryStore {
                     },
                 );
             }
+            // Nothing here is read back at start (memory does not survive a restart).
+            StoreEvent::SessionsExpired { .. } => {}
             other => self.events.lock().push(other),
         }
         Commit::done()

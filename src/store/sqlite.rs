@@ -165,12 +165,7 @@ impl SqliteStore {
         }
         // Only sessions seated in unfinished games are loaded at start (`restore`): every other
         // token is unknown to this process and can never be resumed, so its row goes.
-        conn.execute(
-            "DELETE FROM sessions WHERE player_id NOT IN (
-                 SELECT s.player_id FROM seats s JOIN games g ON g.id = s.game_id
-                 WHERE g.finished_at IS NULL AND s.player_id IS NOT NULL)",
-            [],
-        )?;
+        conn.execute(PURGE_SESSIONS, [i64::MAX])?;
         let reader = connect(path)?;
         reader.pragma_update(None, "query_only", true)?;
         let (tx, rx) = mpsc::channel();
@@ -316,9 +311,23 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
             )?
             .execute(params![token_hash, player_id, name, at])?;
         }
+        StoreEvent::SessionsExpired { updated_before } => {
+            let gone = tx
+                .prepare_cached(PURGE_SESSIONS)?
+                .execute(params![updated_before])?;
+            if gone > 0 {
+                tracing::debug!(rows = gone, "expired sessions deleted");
+            }
+        }
     }
     Ok(())
 }
+
+/// Deletes the session rows written before `?1` (Unix ms) that no unfinished game seats: at
+/// open with `i64::MAX` (every such row), while running with the lobby's `session_ttl` ago.
+const PURGE_SESSIONS: &str = "DELETE FROM sessions WHERE updated_at < ?1 AND player_id NOT IN (
+     SELECT s.player_id FROM seats s JOIN games g ON g.id = s.game_id
+     WHERE g.finished_at IS NULL AND s.player_id IS NOT NULL)";
 
 const SUMMARY_COLUMNS: &str = "g.id, g.game, g.width, g.height, g.rule, g.result, g.reason,
     g.created_at, g.finished_at, (SELECT COUNT(*) FROM moves m WHERE m.game_id = g.id), g.fault,

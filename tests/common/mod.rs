@@ -36,17 +36,28 @@ pub fn config_with_bots(search: &str, bots: &str) -> Config {
 /// The text of [`config_with`].
 pub fn config_text(server: &str, limits: &str, rooms: &str, search: &str) -> String {
     let with = |given: &str, defaults: &[&str]| {
+        let key = |line: &str| line.split('=').next().unwrap_or("").trim().to_string();
+        let given_keys: Vec<String> = given.lines().map(key).collect();
         let mut out = given.to_string();
         for d in defaults {
-            let key = d.split('=').next().unwrap().trim();
-            if !given.contains(key) {
+            if !given_keys.contains(&key(d)) {
                 out.push('\n');
                 out.push_str(d);
             }
         }
         out
     };
-    let limits = with(limits, &["rate_per_sec = 1000.0", "rate_burst = 1000"]);
+    // The per-address caps are off unless a test sets them: every test client comes from
+    // 127.0.0.1, and tests/abuse_edge.rs tests the caps themselves.
+    let limits = with(
+        limits,
+        &[
+            "rate_per_sec = 1000.0",
+            "rate_burst = 1000",
+            "max_connections_per_ip = 0",
+            "upgrades_per_ip_per_sec = 0.0",
+        ],
+    );
     let rooms = with(rooms, &["crowd_update_ms = 0"]);
     let search = with(
         search,
