@@ -136,8 +136,9 @@ window.addEventListener("hashchange", onRoute);
 
 // ---------- lobby ----------
 
-// The lobby is live: `watch_lobby` answers with every room, then the server pushes the rooms
-// that open, change or close (`lobby_update`, about once a second) until `unwatch_lobby`.
+// The lobby is live: `watch_lobby` answers with the first page of rooms (and `next` when more
+// follow, fetched with `list_rooms`), then the server pushes the rooms that open, change or
+// close (`lobby_update`, about once a second) until `unwatch_lobby`.
 function startLobby() {
   state.watchingLobby = true;
   watchLobby();
@@ -152,9 +153,15 @@ function stopLobby() {
 async function watchLobby() {
   if (!conn.welcome) return; // watched again on the next welcome
   try {
-    const reply = await conn.request("watch_lobby");
+    let reply = await conn.request("watch_lobby");
     state.rooms = reply.rooms;
     renderRooms();
+    // Later pages arrive after any update sent before them, so applying both in arrival order
+    // (a page's rooms as updates) gives the server's list.
+    while (reply.next && state.watchingLobby) {
+      reply = await conn.request("list_rooms", { after: reply.next });
+      applyLobbyUpdate({ rooms: reply.rooms, removed: [] });
+    }
   } catch (err) {
     if (err.code !== "disconnected") showError(err);
   }

@@ -6,9 +6,11 @@
 //!
 //! Close codes: 1000 normal, 1001 server shutting down / heartbeat lost, 1002 WebSocket protocol
 //! violation, 1007 invalid UTF-8, 1008 flooding or no `hello` in time, 1009 frame too large,
-//! 1013 too slow (queue overflow), 4000 session taken over by a newer connection with the same
+//! 1013 too slow (its queue reached `limits.send_queue` messages or `limits.send_queue_bytes`
+//! bytes), 4000 session taken over by a newer connection with the same
 //! token.
 
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
@@ -47,13 +49,29 @@ pub struct ClientHandle {
     tx: mpsc::Sender<Utf8Bytes>,
     kick: Arc<Kick>,
     metrics: Arc<Metrics>,
+    /// Bytes queued and not yet written to the socket: added here, taken off by the writer once
+    /// a batch is flushed (so what sits in the WebSocket's write buffer still counts).
+    queued: Arc<AtomicUsize>,
+    /// The most `queued` may reach (`limits.send_queue_bytes`).
+    max_bytes: usize,
 }
 
 impl ClientHandle {
-    /// A handle and the queue its connection drains.
+    /// A handle and the queue its connection drains, bounded in messages only.
     pub fn new(
         conn_id: u64,
         queue: usize,
+        metrics: Arc<Metrics>,
+    ) -> (ClientHandle, mpsc::Receiver<Utf8Bytes>) {
+        ClientHandle::bounded(conn_id, queue, usize::MAX, metrics)
+    }
+
+    /// A handle and the queue its connection drains, bounded at `queue` messages and
+    /// `max_bytes` bytes not yet written.
+    pub fn bounded(
+        conn_id: u64,
+        queue: usize,
+        max_bytes: usize,
         metrics: Arc<Metrics>,
     ) -> (ClientHandle, mpsc::Receiver<Utf8Bytes>) {
         let (tx, rx) = mpsc::channel(queue);
@@ -62,26 +80,51 @@ impl ClientHandle {
             tx,
             kick: Arc::default(),
             metrics,
+            queued: Arc::default(),
+            max_bytes,
         };
         (handle, rx)
     }
 
     /// Queues a message. Returns false if the connection is gone or was just closed for being
-    /// too slow (its queue was full).
+    /// too slow (its queue was full in messages or in bytes).
+    ///
+    /// A message larger than the byte bound still goes out when nothing else is waiting: the
+    /// bound is on what piles up, and one reply (a lobby's first page) may be large.
     pub fn send(&self, bytes: Utf8Bytes) -> bool {
+        let len = bytes.len();
+        let before = self.queued.fetch_add(len, Relaxed);
+        if before > 0 && before.saturating_add(len) > self.max_bytes {
+            self.queued.fetch_sub(len, Relaxed);
+            self.too_slow("too slow: queued bytes over limits.send_queue_bytes");
+            return false;
+        }
         match self.tx.try_send(bytes) {
             Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                if self.close(CLOSE_TOO_SLOW, "too slow: messages were not read") {
-                    self.metrics
-                        .slow_clients_dropped_total
-                        .fetch_add(1, Relaxed);
-                    tracing::info!(conn = self.conn_id, "dropping a slow client");
+            Err(e) => {
+                self.queued.fetch_sub(len, Relaxed);
+                if let mpsc::error::TrySendError::Full(_) = e {
+                    self.too_slow("too slow: messages were not read");
                 }
                 false
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
         }
+    }
+
+    /// Closes a client that fell behind (counted once, by the request that wins).
+    fn too_slow(&self, reason: &'static str) {
+        if self.close(CLOSE_TOO_SLOW, reason) {
+            self.metrics
+                .slow_clients_dropped_total
+                .fetch_add(1, Relaxed);
+            tracing::info!(conn = self.conn_id, reason, "dropping a slow client");
+        }
+    }
+
+    /// The count of bytes queued and not yet written, which the writer takes written bytes off
+    /// (it holds this, not a handle, so that the queue still closes when the handles are gone).
+    pub(crate) fn queued_bytes(&self) -> Arc<AtomicUsize> {
+        self.queued.clone()
     }
 
     /// Queues a WebSocket ping (the heartbeat). In the queue it is an empty text, which is never

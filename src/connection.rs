@@ -8,6 +8,7 @@
 //! room or other clients. The close codes are in [`client`](crate::client).
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
@@ -86,7 +87,12 @@ where
     let conn_id = server.next_id();
     server.metrics.connections.fetch_add(1, Relaxed);
     server.metrics.connections_total.fetch_add(1, Relaxed);
-    let (client, rx) = ClientHandle::new(conn_id, cfg.limits.send_queue, server.metrics.clone());
+    let (client, rx) = ClientHandle::bounded(
+        conn_id,
+        cfg.limits.send_queue,
+        cfg.limits.send_queue_bytes,
+        server.metrics.clone(),
+    );
     // Registered for the shutdown, which closes every registered connection; one that registers
     // after that pass sees the token cancelled here.
     server.add_connection(client.clone());
@@ -94,7 +100,9 @@ where
         client.close(CLOSE_GOING_AWAY, "server shutting down");
     }
     let (sink, mut stream) = ws.split();
-    let writer = server.tracker.spawn(write_loop(sink, rx, client.kick()));
+    let writer = server
+        .tracker
+        .spawn(write_loop(sink, rx, client.kick(), client.queued_bytes()));
     let mut conn = Conn {
         bucket: Bucket {
             tokens: cfg.limits.rate_burst as f64,
@@ -109,16 +117,27 @@ where
         strikes: 0,
     };
     tracing::debug!(conn = conn_id, "connection open");
-    conn.read_loop(&mut stream).await;
+    let open = conn.read_loop(&mut stream).await;
     conn.cleanup().await;
     server.remove_connection(conn_id);
     let _ = writer.await;
+    // After the writer, so that the close frame has gone out: from then on tungstenite answers
+    // no more pings, and a ping flood gets nothing while it is read away. Not during a shutdown,
+    // which would otherwise wait for every client that does not answer.
+    if open {
+        tokio::select! {
+            _ = linger(&mut stream) => {}
+            _ = server.shutdown.cancelled() => {}
+        }
+    }
     tracing::debug!(conn = conn_id, "connection closed");
     server.metrics.connections.fetch_sub(1, Relaxed);
 }
 
 impl Conn {
-    async fn read_loop<St>(&mut self, stream: &mut St)
+    /// Reads until the connection must close; true if the peer may still be sending (the
+    /// server decided to close, not the peer or the socket).
+    async fn read_loop<St>(&mut self, stream: &mut St) -> bool
     where
         St: futures::Stream<Item = Result<Message, WsError>> + Unpin,
     {
@@ -145,11 +164,11 @@ impl Conn {
             // polled once per frame. It is polled whenever the socket has nothing to read.
             tokio::select! {
                 biased;
-                _ = &mut kicked => return,
+                _ = &mut kicked => return true,
                 frame = stream.next() => {
                     last_seen = Instant::now();
                     match frame {
-                        None => return,
+                        None => return false,
                         Some(Err(e)) => {
                             match e {
                                 WsError::Capacity(_) => {
@@ -164,18 +183,18 @@ impl Conn {
                                 _ => {}
                             }
                             tracing::debug!(conn = self.client.conn_id, "read ended: {e}");
-                            return;
+                            return false;
                         }
                         Some(Ok(Message::Text(text))) => {
                             if !self.on_text(text.as_str()).await {
-                                return;
+                                return true;
                             }
                         }
                         Some(Ok(Message::Binary(_))) => {
                             match self.admit(None) {
                                 Admit::Handle => {}
                                 Admit::Refused => continue,
-                                Admit::Close => return,
+                                Admit::Close => return true,
                             }
                             self.error(
                                 ErrorCode::BadMessage,
@@ -183,8 +202,15 @@ impl Conn {
                                 None,
                             );
                         }
-                        Some(Ok(Message::Close(_))) => return,
-                        Some(Ok(_)) => {} // ping/pong: tungstenite answers pings itself
+                        Some(Ok(Message::Close(_))) => return false,
+                        // tungstenite has already queued the pong, but a ping is a message like
+                        // any other for the rate limit: a ping flood is closed like any flood.
+                        Some(Ok(Message::Ping(_))) => {
+                            if let Admit::Close = self.admit(None) {
+                                return true;
+                            }
+                        }
+                        Some(Ok(_)) => {} // pong, raw frame
                     }
                 }
                 _ = &mut timer => {
@@ -192,15 +218,15 @@ impl Conn {
                     let idle_by = last_seen + cfg.server.idle_timeout;
                     if self.session.is_none() && now >= hello_by {
                         self.client.close(CLOSE_POLICY, "hello expected");
-                        return;
+                        return true;
                     }
                     if now >= idle_by {
                         self.client.close(CLOSE_GOING_AWAY, "heartbeat lost");
-                        return;
+                        return true;
                     }
                     if now >= ping_at {
                         if !self.client.ping() {
-                            return;
+                            return true;
                         }
                         ping_at = now + cfg.server.heartbeat;
                     }
@@ -231,6 +257,8 @@ impl Conn {
         }
         self.server.metrics.rate_limited_total.fetch_add(1, Relaxed);
         self.strikes += 1;
+        // The `rate_limited` errors of the refusals before this one are queued ahead of the
+        // close: the writer sends them, then the 1008 frame, while the reader lingers.
         if self.strikes >= self.server.config.limits.flood_close_after {
             self.client.close(CLOSE_POLICY, "flooding");
             return Admit::Close;
@@ -305,16 +333,22 @@ impl Conn {
                 ))
             }
             ClientMsg::Ping {} => reply(ServerMsg::Pong {}),
-            ClientMsg::ListRooms {} => reply(ServerMsg::RoomList {
-                rooms: self.server.lobby.summaries(),
-            }),
+            ClientMsg::ListRooms { limit, after } => {
+                // Paged so that one request queues at most a page (`send_queue_bytes` bounds
+                // what piles up; this bounds what one reply adds).
+                let page = self.server.config.limits.room_list_page;
+                let limit = limit.unwrap_or(page).clamp(1, page);
+                let (rooms, next) = self.server.lobby.summaries_page(after.as_deref(), limit);
+                reply(ServerMsg::RoomList { rooms, next })
+            }
             ClientMsg::WatchLobby {} => {
                 // Watch first: a change between the list and the registration is then sent
-                // again rather than missed.
+                // again rather than missed. The first page only: the client asks for the rest
+                // with `list_rooms` and `after`, applying updates and pages in arrival order.
                 self.server.lobby.watch(self.client.clone());
-                reply(ServerMsg::RoomList {
-                    rooms: self.server.lobby.summaries(),
-                })
+                let page = self.server.config.limits.room_list_page;
+                let (rooms, next) = self.server.lobby.summaries_page(None, page);
+                reply(ServerMsg::RoomList { rooms, next })
             }
             ClientMsg::UnwatchLobby {} => {
                 self.server.lobby.unwatch(self.client.conn_id);
@@ -478,6 +512,30 @@ impl Conn {
 
 /// Messages written after the one awaited before a flush (see `write_loop`).
 const BATCH: usize = 63;
+/// Bytes after which a batch stops taking messages: the WebSocket's write buffer
+/// (`http::ws_config`), so a client that stops reading holds at most about this much outside
+/// its queue, where `limits.send_queue_bytes` does not see it.
+const BATCH_BYTES: usize = 8192;
+/// How long a closing connection keeps reading (and discarding) for the client's close frame.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// After the server decided to close: reads and discards until the client's close frame (the
+/// handshake's end), the end of the stream, or [`LINGER`]. Closing a socket with unread data
+/// in it makes the kernel send a reset, and the client would see 1006 instead of the close
+/// frame the writer is sending.
+async fn linger<St>(stream: &mut St)
+where
+    St: futures::Stream<Item = Result<Message, WsError>> + Unpin,
+{
+    let until_close = async {
+        while let Some(Ok(m)) = stream.next().await {
+            if let Message::Close(_) = m {
+                return;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(LINGER, until_close).await;
+}
 
 /// A queued text as the frame it goes out as: the empty text is the heartbeat's ping
 /// ([`ClientHandle::ping`]).
@@ -490,8 +548,13 @@ fn frame(text: Utf8Bytes) -> Message {
 }
 
 /// Drains the queue into the socket (the heartbeat's pings included) and sends the close frame.
-async fn write_loop<Si>(mut sink: Si, mut rx: mpsc::Receiver<Utf8Bytes>, kick: Arc<Kick>)
-where
+/// `queued` is the handle's count of unwritten bytes, taken off here once a batch is flushed.
+async fn write_loop<Si>(
+    mut sink: Si,
+    mut rx: mpsc::Receiver<Utf8Bytes>,
+    kick: Arc<Kick>,
+    queued: Arc<AtomicUsize>,
+) where
     Si: futures::Sink<Message, Error = WsError> + Unpin,
 {
     // One close-request future for the whole loop (see `read_loop`).
@@ -499,32 +562,42 @@ where
         let kicked = kick.raised(WRITER);
         tokio::pin!(kicked);
         loop {
-            let msg = tokio::select! {
+            let text = tokio::select! {
                 biased;
                 _ = &mut kicked => break,
                 m = rx.recv() => match m {
-                    Some(text) => frame(text),
+                    Some(text) => text,
                     None => break,
                 },
             };
             // Whatever else is already queued goes out with it: the WebSocket buffers writes (up to
             // `http::ws_config`'s 8 KiB) and the flush sends them in one system call, not one each.
             let batch = async {
-                sink.feed(msg).await?;
+                let mut bytes = text.len();
+                sink.feed(frame(text)).await?;
                 for _ in 0..BATCH {
+                    if bytes >= BATCH_BYTES {
+                        break;
+                    }
                     match rx.try_recv() {
-                        Ok(text) => sink.feed(frame(text)).await?,
+                        Ok(text) => {
+                            bytes += text.len();
+                            sink.feed(frame(text)).await?
+                        }
                         Err(_) => break,
                     }
                 }
-                sink.flush().await
+                sink.flush().await.map(|()| bytes)
             };
             // A client that stops reading blocks this send; a close request still gets through.
             // The batch is polled first: it usually completes at once, and the close request
             // is then not looked at twice per frame.
             tokio::select! {
                 biased;
-                r = batch => if r.is_err() { return },
+                r = batch => match r {
+                    Ok(bytes) => { queued.fetch_sub(bytes, Relaxed); }
+                    Err(_) => return,
+                },
                 _ = &mut kicked => break,
             }
         }

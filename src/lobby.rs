@@ -220,6 +220,27 @@ impl Lobby {
         v.sort_by(|a, b| a.room_id.cmp(&b.room_id));
         v
     }
+    /// At most `limit` summaries of the rooms whose id comes after `after` (all if `None`),
+    /// sorted by id, and the id to ask the next page after if more rooms follow. A room that
+    /// opens between two pages shows in a later page only if its id sorts after the cursor; the
+    /// lobby feed (`lobby_update`) reports it either way.
+    pub fn summaries_page(
+        &self,
+        after: Option<&str>,
+        limit: usize,
+    ) -> (Vec<RoomSummary>, Option<String>) {
+        let mut v: Vec<RoomSummary> = self
+            .rooms
+            .map
+            .iter()
+            .filter(|e| after.map_or(true, |a| &**e.key() > a))
+            .map(|e| e.value().summary.read(RoomSummary::clone))
+            .collect();
+        v.sort_by(|a, b| a.room_id.cmp(&b.room_id));
+        let next = (v.len() > limit).then(|| v[limit - 1].room_id.to_string());
+        v.truncate(limit);
+        (v, next)
+    }
     /// Sends `client` the `lobby_update`s from now on.
     pub fn watch(&self, client: ClientHandle) {
         self.watchers.insert(client.conn_id, client);

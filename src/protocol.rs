@@ -97,8 +97,15 @@ pub enum ClientMsg {
         #[serde(default)]
         token: Option<String>,
     },
-    /// Rooms on this server.
-    ListRooms {},
+    /// Rooms on this server, one page at a time (ordered by room id).
+    ListRooms {
+        /// Most rooms in the reply: at most, and by default, `limits.room_list_page`.
+        #[serde(default)]
+        limit: Option<usize>,
+        /// Only rooms whose id comes after this one: the `next` of the previous page.
+        #[serde(default)]
+        after: Option<String>,
+    },
     /// Rooms on this server now (`room_list`), then `lobby_update` whenever some change.
     WatchLobby {},
     /// Stops the `lobby_update`s.
@@ -541,6 +548,9 @@ pub enum ServerMsg {
     RoomList {
         /// Summaries.
         rooms: Vec<RoomSummary>,
+        /// More rooms follow: the `after` of the next page. Absent on the last page.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        next: Option<String>,
     },
     /// To lobby watchers: the rooms that opened or changed, and the ids of those that closed,
     /// since the last update.

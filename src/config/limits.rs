@@ -38,6 +38,10 @@ pub struct RawLimits {
     pub flood_close_after: u32,
     /// Outgoing messages queued per connection before it counts as too slow and is dropped.
     pub send_queue: usize,
+    /// Outgoing bytes queued (not yet written) per connection before it is dropped as too slow.
+    pub send_queue_bytes: usize,
+    /// Most rooms in one `room_list` page (the default and the most a client may ask for).
+    pub room_list_page: usize,
 }
 
 impl Default for RawLimits {
@@ -57,6 +61,8 @@ impl Default for RawLimits {
             rate_burst: 30,
             flood_close_after: 50,
             send_queue: 512,
+            send_queue_bytes: 256 * 1024,
+            room_list_page: 100,
         }
     }
 }
@@ -92,6 +98,10 @@ pub struct Limits {
     pub flood_close_after: u32,
     /// Per-connection outgoing queue (>= 1).
     pub send_queue: usize,
+    /// Per-connection outgoing bytes not yet written (>= 4096).
+    pub send_queue_bytes: usize,
+    /// Rooms per `room_list` page (1..=10000).
+    pub room_list_page: usize,
 }
 
 impl TryFrom<RawLimits> for Limits {
@@ -114,6 +124,8 @@ impl TryFrom<RawLimits> for Limits {
             rate_burst,
             flood_close_after,
             send_queue,
+            send_queue_bytes,
+            room_list_page,
         } = raw;
         if max_frame_bytes < 256 {
             return Err(invalid("limits.max_frame_bytes", "must be at least 256"));
@@ -130,6 +142,13 @@ impl TryFrom<RawLimits> for Limits {
             if v == 0 {
                 return Err(invalid(key, "must be at least 1"));
             }
+        }
+        // Below a few KiB ordinary replies (a room's state) would count as piling up.
+        if send_queue_bytes < 4096 {
+            return Err(invalid("limits.send_queue_bytes", "must be at least 4096"));
+        }
+        if !(1..=10_000).contains(&room_list_page) {
+            return Err(invalid("limits.room_list_page", "must be in 1..=10000"));
         }
         if !(MIN_CARO_SIZE..=MAX_SIZE).contains(&min_board) {
             return Err(invalid(
@@ -182,6 +201,8 @@ impl TryFrom<RawLimits> for Limits {
             rate_burst,
             flood_close_after,
             send_queue,
+            send_queue_bytes,
+            room_list_page,
         })
     }
 }
@@ -246,6 +267,20 @@ mod tests {
                 ..d()
             }),
             "limits.upgrades_per_ip_burst: must be at least 1"
+        );
+        assert_eq!(
+            err(RawLimits {
+                send_queue_bytes: 1000,
+                ..d()
+            }),
+            "limits.send_queue_bytes: must be at least 4096"
+        );
+        assert_eq!(
+            err(RawLimits {
+                room_list_page: 0,
+                ..d()
+            }),
+            "limits.room_list_page: must be in 1..=10000"
         );
     }
 }

@@ -68,9 +68,30 @@ pub(super) async fn metrics(State(state): State<AppState>) -> impl IntoResponse 
     )
 }
 
-/// `GET /api/rooms`: the lobby's open rooms.
-pub(super) async fn rooms(State(state): State<AppState>) -> Json<Value> {
-    Json(json!({ "rooms": state.server.lobby.summaries() }))
+/// `GET /api/rooms?limit=&after=`: the lobby's open rooms by id, a page of at most
+/// `limits.room_list_page` at a time (as `list_rooms`), with `next` when more follow.
+pub(super) async fn rooms(
+    State(state): State<AppState>,
+    Query(pairs): Query<Vec<(String, String)>>,
+) -> Result<Json<Value>, ApiError> {
+    let page = state.server.config.limits.room_list_page;
+    let (mut limit, mut after) = (page, None);
+    for (k, v) in pairs {
+        match k.as_str() {
+            "limit" => match v.parse::<usize>() {
+                Ok(n) if n >= 1 => limit = n.min(page),
+                _ => return Err(ApiError::bad_query("limit must be a positive number")),
+            },
+            "after" => after = Some(v),
+            _ => {}
+        }
+    }
+    let (rooms, next) = state.server.lobby.summaries_page(after.as_deref(), limit);
+    let mut body = json!({ "rooms": rooms });
+    if let Some(next) = next {
+        body["next"] = next.into();
+    }
+    Ok(Json(body))
 }
 
 /// `GET /api/bots`: the bot levels, in the config file's order.
