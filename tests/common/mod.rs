@@ -46,7 +46,17 @@ pub fn config_text(server: &str, limits: &str, rooms: &str, search: &str) -> Str
         }
         out
     };
-    let limits = with(limits, &["rate_per_sec = 1000.0", "rate_burst = 1000"]);
+    // Tests open many rooms from one player; tests/abuse_caps.rs sets the per-player caps.
+    let limits = with(
+        limits,
+        &[
+            "rate_per_sec = 1000.0",
+            "rate_burst = 1000",
+            "rooms_per_player = 1000",
+            "bot_rooms_per_player = 1000",
+            "bot_games_per_player = 1000",
+        ],
+    );
     let rooms = with(rooms, &["crowd_update_ms = 0"]);
     let search = with(
         search,
