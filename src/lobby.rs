@@ -189,23 +189,23 @@ impl Claims {
         matchup: Matchup,
     ) -> Result<(), ProtoError> {
         let now = self.by_player.get(player).copied().unwrap_or_default();
-        let over = |what: &str, n: usize| {
+        let over = |what: &str, cap: usize| {
             ProtoError::new(
                 ErrorCode::TooManyRoomsForPlayer,
                 format!(
-                    "you have as many unfinished {what} as one player may have ({n}); finish one first"
+                    "you have as many unfinished {what} as one player may have ({cap}); finish one first"
                 ),
             )
         };
         if now.rooms >= caps.rooms {
-            return Err(over("rooms", now.rooms));
+            return Err(over("rooms", caps.rooms));
         }
         match matchup {
             Matchup::BotVsBot if now.bot_rooms >= caps.bot_rooms => {
-                return Err(over("bot-vs-bot rooms", now.bot_rooms));
+                return Err(over("bot-vs-bot rooms", caps.bot_rooms));
             }
             Matchup::AgainstBot if now.bot_games >= caps.bot_games => {
-                return Err(over("games against bots", now.bot_games));
+                return Err(over("games against bots", caps.bot_games));
             }
             _ => {}
         }
