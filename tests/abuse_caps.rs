@@ -161,3 +161,46 @@ async fn an_unwatched_bot_game_ends_and_frees_its_slot() {
     created(&mut a, bot_vs_bot(4)).await;
     server.stop().await;
 }
+
+/// A bot-vs-bot game restored after a restart has nobody in its room until someone joins: it
+/// is aborted like any other unwatched one, not left to hold a bot slot for hours.
+#[tokio::test]
+async fn a_restored_bot_game_nobody_joins_is_aborted() {
+    use caro_arena::store::sqlite::SqliteStore;
+    use caro_arena::store::{GameCreated, SeatRecord, Store, StoreEvent};
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(SqliteStore::open(&dir.path().join("games.db")).unwrap());
+    let bot = || SeatRecord::Bot {
+        level: "quick".into(),
+    };
+    let _ = store.record(StoreEvent::Created(GameCreated {
+        room_id: "restored01".into(),
+        game: "caro",
+        width: 15,
+        height: 15,
+        rule: Some("freestyle"),
+        seats: [bot(), bot()],
+    }));
+    store.flush();
+    let server = start_with_store(capped("unwatched_bot_game_ms = 100"), store).await;
+    let (mut watcher, _) = server.hello("watcher").await;
+    watcher.send(json!({"type": "watch_lobby"})).await;
+    let list = watcher.recv().await;
+    assert_eq!(list["type"], "room_list");
+    // Restored before the server accepts: listed unless already aborted.
+    if list["rooms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["room_id"] == "restored01")
+    {
+        closed_in_lobby(&mut watcher, "restored01").await;
+    }
+    let (_, body) = server.get("/api/games/restored01").await;
+    let game: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (&game["result"], &game["reason"]),
+        (&json!("draw"), &json!("aborted"))
+    );
+    server.stop().await;
+}
