@@ -85,6 +85,7 @@ fn room_settings(config: &Config) -> RoomSettings {
         crowd_update: config.rooms.crowd_update,
         finished_ttl: config.rooms.finished_ttl,
         empty_ttl: config.rooms.empty_ttl,
+        unwatched_bot_game: config.rooms.unwatched_bot_game,
         history_events: config.rooms.history_events,
         send_queue: config.limits.send_queue,
         max_spectators: config.limits.max_spectators,
@@ -106,8 +107,8 @@ impl Server {
             tracker.clone(),
             shutdown.clone(),
         ));
-        let lobby = Arc::new(Lobby::new(config.limits.max_rooms, |registry| {
-            RoomContext {
+        let lobby = Arc::new(
+            Lobby::new(config.limits.max_rooms, |registry| RoomContext {
                 settings: room_settings(&config),
                 store: store.clone(),
                 bots: bots.clone(),
@@ -115,8 +116,9 @@ impl Server {
                 shutdown: shutdown.clone(),
                 tracker: tracker.clone(),
                 registry,
-            }
-        }));
+            })
+            .with_player_caps((&config.limits).into()),
+        );
         Arc::new(Server {
             connection_permits: Arc::new(Semaphore::new(config.limits.max_connections)),
             peers: peers::Peers::new(&config.limits),

@@ -16,7 +16,7 @@
 //! Rooms are reached only through their [`RoomHandle`], so a room on another node could be
 //! registered here behind the same handle (see `room`'s module docs).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::ClientHandle;
 use crate::latest::Latest;
 use crate::protocol::{encode, ErrorCode, ProtoError, RoomSummary, SeatSpec, ServerMsg};
-use crate::room::{self, Joined, RoomContext, RoomHandle, RoomParams, Who};
+use crate::room::{self, Joined, Matchup, RoomContext, RoomHandle, RoomParams, Who};
 use crate::store::{hash_token, now_ms, GameRecord, StoreEvent};
 
 /// A room as the registry knows it: how to reach it and its latest summary.
@@ -103,12 +103,139 @@ struct Rooms {
     map: DashMap<Arc<str>, RoomEntry, ahash::RandomState>,
     /// Rooms closed since the lobby feed last looked.
     closed: Mutex<Vec<Arc<str>>>,
+    /// The unfinished rooms each player has created.
+    claims: Mutex<Claims>,
 }
 
 impl room::Registry for Rooms {
+    fn game_finished(&self, id: &str) {
+        self.claims.lock().release(id);
+    }
     fn room_closed(&self, id: &str) {
+        self.claims.lock().release(id);
         if let Some((id, _)) = self.map.remove(id) {
             self.closed.lock().push(id);
+        }
+    }
+}
+
+/// How many unfinished rooms one player may have created (`limits.rooms_per_player`,
+/// `limits.bot_rooms_per_player`, `limits.bot_games_per_player`), so that one client cannot take
+/// every room or every bot slot.
+#[derive(Clone, Copy, Debug)]
+pub struct PlayerCaps {
+    /// Rooms of any kind.
+    pub rooms: usize,
+    /// Rooms with a bot in both seats.
+    pub bot_rooms: usize,
+    /// Rooms with one bot seat.
+    pub bot_games: usize,
+}
+
+impl PlayerCaps {
+    /// No cap below the server's (tests and tools that open rooms by the hundred).
+    pub const NONE: PlayerCaps = PlayerCaps {
+        rooms: usize::MAX,
+        bot_rooms: usize::MAX,
+        bot_games: usize::MAX,
+    };
+}
+
+impl From<&crate::config::Limits> for PlayerCaps {
+    fn from(l: &crate::config::Limits) -> PlayerCaps {
+        PlayerCaps {
+            rooms: l.rooms_per_player,
+            bot_rooms: l.bot_rooms_per_player,
+            bot_games: l.bot_games_per_player,
+        }
+    }
+}
+
+/// A player's unfinished rooms, by kind.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    rooms: usize,
+    bot_rooms: usize,
+    bot_games: usize,
+}
+
+impl Counts {
+    fn add(&mut self, matchup: Matchup) {
+        self.rooms += 1;
+        match matchup {
+            Matchup::People => {}
+            Matchup::AgainstBot => self.bot_games += 1,
+            Matchup::BotVsBot => self.bot_rooms += 1,
+        }
+    }
+    fn sub(&mut self, matchup: Matchup) {
+        self.rooms -= 1;
+        match matchup {
+            Matchup::People => {}
+            Matchup::AgainstBot => self.bot_games -= 1,
+            Matchup::BotVsBot => self.bot_rooms -= 1,
+        }
+    }
+}
+
+/// Who created each unfinished room, and what each player has. A room is counted from
+/// `open_room` until its game finishes or it closes, whichever comes first; `release` removes its
+/// claim, so it is uncounted exactly once. Rooms restored after a restart are counted for
+/// nobody: the store keeps the seats, not who created the room.
+#[derive(Default)]
+struct Claims {
+    by_room: HashMap<Arc<str>, (Arc<str>, Matchup)>,
+    by_player: HashMap<Arc<str>, Counts>,
+}
+
+impl Claims {
+    /// Counts room `id` for `player` unless that would pass one of `caps`.
+    fn claim(
+        &mut self,
+        caps: &PlayerCaps,
+        id: Arc<str>,
+        player: &Arc<str>,
+        matchup: Matchup,
+    ) -> Result<(), ProtoError> {
+        let now = self.by_player.get(player).copied().unwrap_or_default();
+        let over = |what: &str, cap: usize| {
+            ProtoError::new(
+                ErrorCode::TooManyRoomsForPlayer,
+                format!(
+                    "you have as many unfinished {what} as one player may have ({cap}); finish one first"
+                ),
+            )
+        };
+        if now.rooms >= caps.rooms {
+            return Err(over("rooms", caps.rooms));
+        }
+        match matchup {
+            Matchup::BotVsBot if now.bot_rooms >= caps.bot_rooms => {
+                return Err(over("bot-vs-bot rooms", caps.bot_rooms));
+            }
+            Matchup::AgainstBot if now.bot_games >= caps.bot_games => {
+                return Err(over("games against bots", caps.bot_games));
+            }
+            _ => {}
+        }
+        self.by_player
+            .entry(player.clone())
+            .or_default()
+            .add(matchup);
+        self.by_room.insert(id, (player.clone(), matchup));
+        Ok(())
+    }
+
+    /// Uncounts room `id` if it is still counted.
+    fn release(&mut self, id: &str) {
+        let Some((player, matchup)) = self.by_room.remove(id) else {
+            return;
+        };
+        if let Some(c) = self.by_player.get_mut(&player) {
+            c.sub(matchup);
+            if c.rooms == 0 {
+                self.by_player.remove(&player);
+            }
         }
     }
 }
@@ -124,6 +251,8 @@ pub struct Lobby {
     rooms_ctx: Arc<RoomContext>,
     /// Rooms open at most at once.
     max_rooms: usize,
+    /// Unfinished rooms one player may have created.
+    player_caps: PlayerCaps,
 }
 
 impl Lobby {
@@ -140,7 +269,13 @@ impl Lobby {
             sessions: DashMap::new(),
             watchers: DashMap::new(),
             max_rooms,
+            player_caps: PlayerCaps::NONE,
         }
+    }
+    /// The same lobby, refusing a player more unfinished rooms than `caps`.
+    pub fn with_player_caps(mut self, caps: PlayerCaps) -> Lobby {
+        self.player_caps = caps;
+        self
     }
     /// A room by id.
     pub fn room(&self, id: &str) -> Option<RoomEntry> {
@@ -166,7 +301,9 @@ impl Lobby {
         room::check_params(&self.rooms_ctx, game, width, height, rule, x, o)
     }
     /// Opens a room with `creator` in it and registers it; the room sends `room_joined` itself.
-    /// Returns the room's handle and the creator's seat.
+    /// Returns the room's handle and the creator's seat. Refused while the server has
+    /// `max_rooms` rooms, or the creator (by player id, whatever its connection) as many
+    /// unfinished rooms of that kind as its [`PlayerCaps`] allow.
     pub fn open_room(
         &self,
         creator: Who,
@@ -186,6 +323,13 @@ impl Lobby {
             ));
         }
         let id: Arc<str> = uuid::Uuid::new_v4().simple().to_string()[..10].into();
+        // Counted before the task starts, so that its end (reported by the task) finds it.
+        self.rooms.claims.lock().claim(
+            &self.player_caps,
+            id.clone(),
+            &creator.player_id,
+            params.matchup(),
+        )?;
         Ok(room::spawn(
             &self.rooms_ctx,
             id,

@@ -265,6 +265,8 @@ pub enum ErrorCode {
     BadRoom,
     /// The server has as many rooms as allowed.
     TooManyRooms,
+    /// The player has as many unfinished rooms (of that kind) as one player may have.
+    TooManyRoomsForPlayer,
     /// Too many messages; slow down.
     RateLimited,
     /// The server is stopping.
@@ -292,6 +294,7 @@ impl ErrorCode {
             ErrorCode::RoomFull => "room_full",
             ErrorCode::BadRoom => "bad_room",
             ErrorCode::TooManyRooms => "too_many_rooms",
+            ErrorCode::TooManyRoomsForPlayer => "too_many_rooms_for_player",
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::ShuttingDown => "shutting_down",
         }
@@ -434,6 +437,9 @@ pub enum Reason {
     Abandoned,
     /// A bot's outside engine broke the rules of play (see [`Fault`]) and lost.
     Forfeit,
+    /// A game between two bots that nobody watched was stopped (`rooms.unwatched_bot_game_ms`);
+    /// recorded as a draw.
+    Aborted,
 }
 
 /// How an outside engine forfeited (`game_over.fault`): a stable code clients can match on.

@@ -22,6 +22,12 @@ pub struct RawLimits {
     pub upgrades_per_ip_burst: u32,
     /// Open rooms.
     pub max_rooms: usize,
+    /// Rooms one player has created whose game has not finished.
+    pub rooms_per_player: usize,
+    /// Of those, rooms with a bot in both seats.
+    pub bot_rooms_per_player: usize,
+    /// Of those, rooms with one bot seat (a game against a bot).
+    pub bot_games_per_player: usize,
     /// Spectators per room.
     pub max_spectators: usize,
     /// Longest player name, in characters.
@@ -53,6 +59,9 @@ impl Default for RawLimits {
             upgrades_per_ip_per_sec: 10.0,
             upgrades_per_ip_burst: 50,
             max_rooms: 2_000,
+            rooms_per_player: 10,
+            bot_rooms_per_player: 2,
+            bot_games_per_player: 4,
             max_spectators: 500,
             max_name_chars: 24,
             min_board: 5,
@@ -82,6 +91,12 @@ pub struct Limits {
     pub upgrades_per_ip_burst: u32,
     /// Open rooms (>= 1).
     pub max_rooms: usize,
+    /// Unfinished rooms one player has created (>= 1).
+    pub rooms_per_player: usize,
+    /// Unfinished bot-vs-bot rooms one player has created (>= 1).
+    pub bot_rooms_per_player: usize,
+    /// Unfinished games against a bot one player has created (>= 1).
+    pub bot_games_per_player: usize,
     /// Spectators per room.
     pub max_spectators: usize,
     /// Longest name (>= 1).
@@ -116,6 +131,9 @@ impl TryFrom<RawLimits> for Limits {
             upgrades_per_ip_per_sec,
             upgrades_per_ip_burst,
             max_rooms,
+            rooms_per_player,
+            bot_rooms_per_player,
+            bot_games_per_player,
             max_spectators,
             max_name_chars,
             min_board,
@@ -136,6 +154,9 @@ impl TryFrom<RawLimits> for Limits {
         for (key, v) in [
             ("limits.max_connections", max_connections),
             ("limits.max_rooms", max_rooms),
+            ("limits.rooms_per_player", rooms_per_player),
+            ("limits.bot_rooms_per_player", bot_rooms_per_player),
+            ("limits.bot_games_per_player", bot_games_per_player),
             ("limits.max_name_chars", max_name_chars),
             ("limits.send_queue", send_queue),
         ] {
@@ -193,6 +214,9 @@ impl TryFrom<RawLimits> for Limits {
                 .then_some(upgrades_per_ip_per_sec),
             upgrades_per_ip_burst,
             max_rooms,
+            rooms_per_player,
+            bot_rooms_per_player,
+            bot_games_per_player,
             max_spectators,
             max_name_chars,
             min_board,
@@ -224,6 +248,27 @@ mod tests {
                 ..d()
             }),
             "limits.max_rooms: must be at least 1"
+        );
+        assert_eq!(
+            err(RawLimits {
+                rooms_per_player: 0,
+                ..d()
+            }),
+            "limits.rooms_per_player: must be at least 1"
+        );
+        assert_eq!(
+            err(RawLimits {
+                bot_rooms_per_player: 0,
+                ..d()
+            }),
+            "limits.bot_rooms_per_player: must be at least 1"
+        );
+        assert_eq!(
+            err(RawLimits {
+                bot_games_per_player: 0,
+                ..d()
+            }),
+            "limits.bot_games_per_player: must be at least 1"
         );
         assert_eq!(
             err(RawLimits {

@@ -19,6 +19,8 @@ pub struct RawRooms {
     pub finished_ttl_ms: u64,
     /// Rooms with nobody connected close after this long.
     pub empty_ttl_ms: u64,
+    /// A bot-vs-bot game nobody watches is aborted after this long.
+    pub unwatched_bot_game_ms: u64,
     /// Spectator-count updates are sent at most this often per room.
     pub crowd_update_ms: u64,
     /// Record events kept per room for `sync`.
@@ -34,6 +36,7 @@ impl Default for RawRooms {
             absent_cap_ms: 300_000,
             finished_ttl_ms: 600_000,
             empty_ttl_ms: 120_000,
+            unwatched_bot_game_ms: 30_000,
             crowd_update_ms: 1_000,
             history_events: 4_096,
             lobby_update_ms: 1_000,
@@ -52,6 +55,8 @@ pub struct RoomsConfig {
     pub finished_ttl: Duration,
     /// Empty room lifetime.
     pub empty_ttl: Duration,
+    /// How long a bot-vs-bot game plays on with nobody in its room.
+    pub unwatched_bot_game: Duration,
     /// Crowd update interval.
     pub crowd_update: Duration,
     /// Events kept for `sync` (>= 1).
@@ -69,6 +74,7 @@ impl TryFrom<RawRooms> for RoomsConfig {
             absent_cap_ms,
             finished_ttl_ms,
             empty_ttl_ms,
+            unwatched_bot_game_ms,
             crowd_update_ms,
             history_events,
             lobby_update_ms,
@@ -87,6 +93,7 @@ impl TryFrom<RawRooms> for RoomsConfig {
             absent_cap: ms("rooms.absent_cap_ms", absent_cap_ms, 1)?,
             finished_ttl: ms("rooms.finished_ttl_ms", finished_ttl_ms, 0)?,
             empty_ttl: ms("rooms.empty_ttl_ms", empty_ttl_ms, 0)?,
+            unwatched_bot_game: ms("rooms.unwatched_bot_game_ms", unwatched_bot_game_ms, 0)?,
             crowd_update: ms("rooms.crowd_update_ms", crowd_update_ms, 0)?,
             history_events,
             lobby_update: ms("rooms.lobby_update_ms", lobby_update_ms, 10)?,

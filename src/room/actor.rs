@@ -72,6 +72,7 @@ impl Room {
         occupants: [Occupant; 2],
     ) -> (Room, Summary) {
         let (bot_tx, bot_rx) = mpsc::channel(64);
+        let bots_only = occupants.iter().all(|o| matches!(o, Occupant::Bot { .. }));
         let board = Board::new(rules);
         let seats = Seats::new(occupants);
         let first = Facts {
@@ -86,7 +87,7 @@ impl Room {
         let summary = Arc::new(Latest::new(first));
         let room = Room {
             outbox: Outbox::new(ctx.settings.history_events),
-            timers: Timers::new(),
+            timers: Timers::new(bots_only),
             board,
             seats,
             ctx,
@@ -530,6 +531,15 @@ impl Room {
             self.closed = true;
         }
         let (empty, playing) = (self.seats.is_empty(), self.playing());
+        if self.timers.unwatched_expired(now, settings, empty, playing) {
+            // Nobody sees this game between bots: stop it (recorded, so it is not restored
+            // after a restart) and close the room at once, freeing its bot slot, its place in
+            // `limits.max_rooms` and its creator's `limits.bot_rooms_per_player`.
+            tracing::info!(room = %self.id, "bot game aborted: nobody watching");
+            self.finish(Outcome::Draw, Reason::Aborted, None);
+            self.closed = true;
+            return;
+        }
         if self.timers.empty_expired(now, settings, empty, playing) {
             self.closed = true;
         }

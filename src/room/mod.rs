@@ -62,6 +62,8 @@ pub struct RoomSettings {
     pub finished_ttl: Duration,
     /// How long a room with no game in progress stays open with nobody in it.
     pub empty_ttl: Duration,
+    /// How long a game between two bots plays on with nobody in its room before it is aborted.
+    pub unwatched_bot_game: Duration,
     /// Events kept for `sync`.
     pub history_events: usize,
     /// A client's queue length (a `sync` replay must fit in half of it).
@@ -76,6 +78,10 @@ pub struct RoomSettings {
 
 /// Where a room reports its life: the lobby, for a local room.
 pub trait Registry: Send + Sync {
+    /// The game of room `id` has ended (called at most once, by the room task, before anyone
+    /// hears `game_over`: a creator who opens its next room on that message must find its
+    /// per-player count already lowered).
+    fn game_finished(&self, id: &str);
     /// The room `id` has closed (called once, by the room task as it ends).
     fn room_closed(&self, id: &str);
 }
@@ -127,6 +133,33 @@ pub struct RoomParams {
     pub rules: Rules,
     /// X then O.
     pub seats: [SeatKind; 2],
+}
+
+/// Who plays in a room, as the per-player caps count it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Matchup {
+    /// No bot seat.
+    People,
+    /// One bot seat: a game against a bot.
+    AgainstBot,
+    /// A bot in both seats.
+    BotVsBot,
+}
+
+impl RoomParams {
+    /// Who plays.
+    pub fn matchup(&self) -> Matchup {
+        let bots = self
+            .seats
+            .iter()
+            .filter(|s| matches!(s, SeatKind::Bot(_)))
+            .count();
+        match bots {
+            0 => Matchup::People,
+            1 => Matchup::AgainstBot,
+            _ => Matchup::BotVsBot,
+        }
+    }
 }
 
 /// What a join achieved: the seat taken, or `None` for a spectator.

@@ -1,6 +1,7 @@
 //! A room's deadlines: the abandonment clock of an absent side to move (`grace`), the cap on a
 //! player's total absence (`absent_cap`), the pacing of crowd `room_update`s (`crowd_update`),
-//! and how long a finished or empty room stays open (`finished_ttl`, `empty_ttl`).
+//! how long a finished or empty room stays open (`finished_ttl`, `empty_ttl`), and how long a
+//! game between two bots plays on with nobody watching (`unwatched_bot_game`).
 //!
 //! The room's loop sleeps until [`Timers::next_deadline`]; when it wakes, the actor asks which
 //! deadlines passed, one at a time, because each answer may change the next (an abandonment
@@ -28,17 +29,21 @@ pub(super) struct Timers {
     finished_at: Option<Instant>,
     /// Since when nobody is in the room.
     empty_since: Option<Instant>,
+    /// Bots hold both seats: the game in progress ends once nobody has watched it for
+    /// `unwatched_bot_game`.
+    bots_only: bool,
 }
 
 impl Timers {
-    /// No clock running.
-    pub(super) fn new() -> Timers {
+    /// No clock running; `bots_only` for a room with a bot in both seats.
+    pub(super) fn new(bots_only: bool) -> Timers {
         Timers {
             turn_clock: None,
             crowd_pending: false,
             last_update: Instant::now(),
             finished_at: None,
             empty_since: None,
+            bots_only,
         }
     }
 
@@ -115,9 +120,29 @@ impl Timers {
         if let Some(t) = self.empty_since {
             if !playing {
                 d.add(t + settings.empty_ttl);
+            } else if self.bots_only {
+                d.add(t + settings.unwatched_bot_game);
             }
         }
         d.0
+    }
+
+    /// Whether the game in progress between two bots has had nobody in its room for
+    /// `unwatched_bot_game` by `now`. Bot games can last hours (two `master`s on a big board),
+    /// and a game nobody sees is not worth the bot slot and the room it holds.
+    pub(super) fn unwatched_expired(
+        &self,
+        now: Instant,
+        settings: &RoomSettings,
+        empty: bool,
+        playing: bool,
+    ) -> bool {
+        self.bots_only
+            && empty
+            && playing
+            && self
+                .empty_since
+                .is_some_and(|t| now >= t + settings.unwatched_bot_game)
     }
 
     /// The absent side to move whose grace ran out by `now`.
@@ -165,8 +190,8 @@ impl Timers {
             return false;
         }
         // A game in progress never closes for emptiness: abandonment ends a game with a human
-        // seat, and bots play theirs to the end (a bounded number of moves), so every game that
-        // started is finished and replayable.
+        // seat, and a game between bots is aborted once unwatched (`unwatched_expired`), so
+        // every game that started is finished and replayable.
         !playing && now >= t + settings.empty_ttl
     }
 }
@@ -201,6 +226,7 @@ mod tests {
             crowd_update: Duration::from_secs(1),
             finished_ttl: Duration::from_secs(600),
             empty_ttl: Duration::from_secs(120),
+            unwatched_bot_game: Duration::from_secs(30),
             history_events: 10,
             send_queue: 64,
             max_spectators: 10,
@@ -212,7 +238,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn the_turn_clock_keeps_its_start_while_the_same_side_is_away() {
         let s = settings();
-        let mut t = Timers::new();
+        let mut t = Timers::new(false);
         let start = Instant::now();
         t.turn_absent(Some(Seat::O));
         tokio::time::advance(Duration::from_secs(30)).await;
@@ -229,7 +255,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_empty_room_closes_only_without_a_game_in_progress() {
         let s = settings();
-        let mut t = Timers::new();
+        let mut t = Timers::new(false);
         let start = Instant::now();
         t.maybe_empty(true);
         assert_eq!(t.next_deadline(&s, true, [None, None]), None);
@@ -239,5 +265,28 @@ mod tests {
         // Someone came in: the empty clock is forgotten.
         assert!(!t.empty_expired(later, &s, false, false));
         assert_eq!(t.next_deadline(&s, false, [None, None]), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unwatched_bot_game_ends_but_a_watched_or_human_one_does_not() {
+        let s = settings();
+        let start = Instant::now();
+        let mut bots = Timers::new(true);
+        bots.maybe_empty(true);
+        assert_eq!(
+            bots.next_deadline(&s, true, [None, None]),
+            Some(start + s.unwatched_bot_game)
+        );
+        let later = start + s.unwatched_bot_game;
+        assert!(!bots.unwatched_expired(later - Duration::from_millis(1), &s, true, true));
+        assert!(bots.unwatched_expired(later, &s, true, true));
+        // Someone watching, or no game in progress (the empty room rule then): not this rule.
+        assert!(!bots.unwatched_expired(later, &s, false, true));
+        assert!(!bots.unwatched_expired(later, &s, true, false));
+        // A game with a human is ended by abandonment, never by this.
+        let mut human = Timers::new(false);
+        human.maybe_empty(true);
+        assert_eq!(human.next_deadline(&s, true, [None, None]), None);
+        assert!(!human.unwatched_expired(later, &s, true, true));
     }
 }

@@ -405,6 +405,7 @@ pub fn reason_str(r: Reason) -> &'static str {
         Reason::Resign => "resign",
         Reason::Abandoned => "abandoned",
         Reason::Forfeit => "forfeit",
+        Reason::Aborted => "aborted",
     }
 }
 

@@ -47,8 +47,9 @@ pub fn config_text(server: &str, limits: &str, rooms: &str, search: &str) -> Str
         }
         out
     };
-    // The per-address caps are off unless a test sets them: every test client comes from
-    // 127.0.0.1, and tests/abuse_edge.rs tests the caps themselves.
+    // Off unless a test sets them: every test client comes from 127.0.0.1 (tests/abuse_edge.rs
+    // tests the per-address caps) and tests open many rooms from one player (tests/abuse_caps.rs
+    // sets the per-player caps).
     let limits = with(
         limits,
         &[
@@ -56,6 +57,9 @@ pub fn config_text(server: &str, limits: &str, rooms: &str, search: &str) -> Str
             "rate_burst = 1000",
             "max_connections_per_ip = 0",
             "upgrades_per_ip_per_sec = 0.0",
+            "rooms_per_player = 1000",
+            "bot_rooms_per_player = 1000",
+            "bot_games_per_player = 1000",
         ],
     );
     let rooms = with(rooms, &["crowd_update_ms = 0"]);

@@ -186,6 +186,8 @@ impl Room {
             self.ctx.metrics.games_active.fetch_sub(1, Relaxed);
         }
         self.ctx.metrics.games_finished_total.fetch_add(1, Relaxed);
+        // Before game_over goes out (it waits for the store in `settle`).
+        self.ctx.registry.game_finished(&self.id);
         // Recorded first, like a move: a result announced is a result kept, so a resigned game
         // never comes back as unfinished after a crash.
         self.store(StoreEvent::Result {

@@ -1,0 +1,206 @@
+//! Per-player room caps, and bot-vs-bot games that end when nobody watches (issue 16, item 2).
+//!
+//! They exist because one connection opened every room the server allowed (`max_rooms = 50`)
+//! with master-vs-master games lasting hours, then left: the next player got `too_many_rooms`.
+//! Now a player (by player id, whatever its connection) has at most `limits.rooms_per_player`
+//! unfinished rooms, `bot_rooms_per_player` of them bot-vs-bot and `bot_games_per_player` against
+//! a bot, and a bot-vs-bot game nobody has watched for `rooms.unwatched_bot_game_ms` is aborted.
+//! No wall-clock assertions: every wait is for an event, under the harness timeout.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+/// Caps small enough to reach, and bots that never move within a test (`min_move_ms`: a bot
+/// waits that long before answering, cancellably), so no game ends by itself.
+fn capped(rooms: &str) -> caro_arena::config::Config {
+    config_with(
+        "",
+        "rooms_per_player = 4\nbot_rooms_per_player = 1\nbot_games_per_player = 2",
+        &format!("lobby_update_ms = 20\n{rooms}"),
+        "min_move_ms = 600000",
+    )
+}
+
+fn over(re: u64, n: usize, what: &str) -> Value {
+    json!({"type": "error", "re": re, "code": "too_many_rooms_for_player",
+    "message": format!(
+        "you have as many unfinished {what} as one player may have ({n}); finish one first"
+    )})
+}
+
+fn bot_vs_bot(id: u64) -> Value {
+    json!({"type": "create_room", "id": id, "game": "caro", "x": {"bot": "quick"},
+        "o": {"bot": "quick"}})
+}
+
+fn against_bot(id: u64) -> Value {
+    json!({"type": "create_room", "id": id, "game": "caro", "x": "me", "o": {"bot": "quick"}})
+}
+
+fn people(id: u64) -> Value {
+    json!({"type": "create_room", "id": id, "game": "caro", "x": "me", "o": "open"})
+}
+
+/// Sends `msg` and returns the reply, skipping what rooms already joined send meanwhile.
+async fn reply(c: &mut Client, msg: Value) -> Value {
+    c.send(msg).await;
+    c.recv_skip(&["room_update", "bot_thinking", "move"]).await
+}
+
+async fn created(c: &mut Client, msg: Value) -> String {
+    let v = reply(c, msg).await;
+    assert_eq!(v["type"], "room_joined", "{v}");
+    v["room"]["room_id"].as_str().unwrap().to_string()
+}
+
+/// Waits until a lobby watcher hears that room `id` closed.
+async fn closed_in_lobby(watcher: &mut Client, id: &str) {
+    loop {
+        let v = watcher.recv().await;
+        if v["type"] == "lobby_update" && v["removed"].as_array().unwrap().contains(&json!(id)) {
+            return;
+        }
+    }
+}
+
+/// Each cap refuses with its exact error, is shared by every connection of the player, leaves
+/// other players alone, and a finished or closed room gives its slot back.
+#[tokio::test]
+async fn one_player_cannot_take_every_room() {
+    let server = start(capped("empty_ttl_ms = 50")).await;
+    let (mut a, welcome) = server.hello("hog").await;
+    let token = welcome["token"].as_str().unwrap().to_string();
+
+    created(&mut a, bot_vs_bot(1)).await;
+    assert_eq!(
+        reply(&mut a, bot_vs_bot(2)).await,
+        over(2, 1, "bot-vs-bot rooms")
+    );
+    let vs_bot = created(&mut a, against_bot(3)).await;
+    created(&mut a, against_bot(4)).await;
+    assert_eq!(
+        reply(&mut a, against_bot(5)).await,
+        over(5, 2, "games against bots")
+    );
+    let waiting = created(&mut a, people(6)).await;
+    assert_eq!(reply(&mut a, people(7)).await, over(7, 4, "rooms"));
+
+    // A second connection with the same token is the same player: the same counts.
+    let mut a2 = server.connect().await;
+    a2.send(json!({"type": "hello", "token": token})).await;
+    assert_eq!(a2.recv().await["resumed"], true);
+    for _ in 0..3 {
+        // Its seats: two games against a bot and the waiting room.
+        assert_eq!(a2.recv_skip(&["room_update"]).await["type"], "room_joined");
+    }
+    assert_eq!(reply(&mut a2, people(8)).await, over(8, 4, "rooms"));
+
+    // Someone else is not concerned.
+    let (mut b, _) = server.hello("bystander").await;
+    created(&mut b, people(1)).await;
+    created(&mut b, bot_vs_bot(2)).await;
+
+    // A finished game frees its slot as soon as game_over is out.
+    a2.send(json!({"type": "resign", "room_id": vs_bot})).await;
+    loop {
+        let v = a2.recv().await;
+        if v["type"] == "game_over" && v["room_id"] == vs_bot.as_str() {
+            break;
+        }
+    }
+    created(&mut a2, against_bot(9)).await;
+    assert_eq!(reply(&mut a2, people(10)).await, over(10, 4, "rooms"));
+
+    // A waiting room left empty counts until it closes (`rooms.empty_ttl_ms`), then frees it.
+    let (mut watcher, _) = server.hello("watcher").await;
+    watcher.send(json!({"type": "watch_lobby"})).await;
+    assert_eq!(watcher.recv().await["type"], "room_list");
+    a2.send(json!({"type": "leave_room", "id": 11, "room_id": waiting}))
+        .await;
+    assert_eq!(
+        a2.recv_skip(&["room_update", "bot_thinking"]).await["type"],
+        "left"
+    );
+    closed_in_lobby(&mut watcher, &waiting).await;
+    created(&mut a2, people(12)).await;
+    server.stop().await;
+}
+
+/// The hog's bot-vs-bot room, left by its creator with nobody watching, is aborted after
+/// `rooms.unwatched_bot_game_ms`: the result is stored (a draw, reason `aborted`), the room
+/// closes, and the creator may open another.
+#[tokio::test]
+async fn an_unwatched_bot_game_ends_and_frees_its_slot() {
+    let server = start(capped("unwatched_bot_game_ms = 100")).await;
+    let (mut watcher, _) = server.hello("watcher").await;
+    watcher.send(json!({"type": "watch_lobby"})).await;
+    assert_eq!(watcher.recv().await["type"], "room_list");
+    let (mut a, _) = server.hello("hog").await;
+    let room = created(&mut a, bot_vs_bot(1)).await;
+    assert_eq!(
+        reply(&mut a, bot_vs_bot(2)).await,
+        over(2, 1, "bot-vs-bot rooms")
+    );
+    a.send(json!({"type": "leave_room", "id": 3, "room_id": room}))
+        .await;
+    assert_eq!(
+        a.recv_skip(&["room_update", "bot_thinking"]).await["type"],
+        "left"
+    );
+
+    closed_in_lobby(&mut watcher, &room).await;
+    let (status, body) = server.get(&format!("/api/games/{room}")).await;
+    assert!(status.contains("200"), "{status}");
+    let game: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (&game["result"], &game["reason"]),
+        (&json!("draw"), &json!("aborted"))
+    );
+    created(&mut a, bot_vs_bot(4)).await;
+    server.stop().await;
+}
+
+/// A bot-vs-bot game restored after a restart has nobody in its room until someone joins: it
+/// is aborted like any other unwatched one, not left to hold a bot slot for hours.
+#[tokio::test]
+async fn a_restored_bot_game_nobody_joins_is_aborted() {
+    use caro_arena::store::sqlite::SqliteStore;
+    use caro_arena::store::{GameCreated, SeatRecord, Store, StoreEvent};
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(SqliteStore::open(&dir.path().join("games.db")).unwrap());
+    let bot = || SeatRecord::Bot {
+        level: "quick".into(),
+    };
+    let _ = store.record(StoreEvent::Created(GameCreated {
+        room_id: "restored01".into(),
+        game: "caro",
+        width: 15,
+        height: 15,
+        rule: Some("freestyle"),
+        seats: [bot(), bot()],
+    }));
+    store.flush();
+    let server = start_with_store(capped("unwatched_bot_game_ms = 100"), store).await;
+    let (mut watcher, _) = server.hello("watcher").await;
+    watcher.send(json!({"type": "watch_lobby"})).await;
+    let list = watcher.recv().await;
+    assert_eq!(list["type"], "room_list");
+    // Restored before the server accepts: listed unless already aborted.
+    if list["rooms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["room_id"] == "restored01")
+    {
+        closed_in_lobby(&mut watcher, "restored01").await;
+    }
+    let (_, body) = server.get("/api/games/restored01").await;
+    let game: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (&game["result"], &game["reason"]),
+        (&json!("draw"), &json!("aborted"))
+    );
+    server.stop().await;
+}
