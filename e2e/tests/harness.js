@@ -6,13 +6,17 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join, dirname } from "node:path";
+import { join, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const root = join(here, "..", "..");
-export const screenshots = join(root, "docs", "screenshots");
+// Screenshots go outside the tree, so a test run leaves it clean; `CARO_SCREENSHOTS=docs/screenshots
+// npm test` (a path relative to the repository, or absolute) refreshes the README's pictures.
+export const screenshots = process.env.CARO_SCREENSHOTS
+  ? resolve(root, process.env.CARO_SCREENSHOTS)
+  : mkdtempSync(join(tmpdir(), "caro-screenshots-"));
 
 function freePort() {
   return new Promise((resolve, reject) => {
