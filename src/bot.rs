@@ -253,10 +253,10 @@ impl BotPool {
             let Some(permit) = permits.acquire(&cancel).await else {
                 return;
             };
-            metrics.bot_searches_active.fetch_add(1, Ordering::Relaxed);
+            metrics.search_started();
             let search_start = Instant::now();
             let result = pool.play(slot, &board, &clock, opponent_human).await;
-            metrics.bot_searches_active.fetch_sub(1, Ordering::Relaxed);
+            metrics.search_ended();
             metrics.search_done(search_start.elapsed());
             drop(permit);
             if shutdown.is_cancelled() {
@@ -329,7 +329,7 @@ impl BotPool {
             let Some(permit) = permits.acquire(&cancel).await else {
                 return;
             };
-            metrics.bot_searches_active.fetch_add(1, Ordering::Relaxed);
+            metrics.search_started();
             let search_start = Instant::now();
             let progress = events.clone();
             let (done, answer) = oneshot::channel();
@@ -369,7 +369,7 @@ impl BotPool {
                     None
                 }
             };
-            metrics.bot_searches_active.fetch_sub(1, Ordering::Relaxed);
+            metrics.search_ended();
             metrics.search_done(search_start.elapsed());
             drop(permit);
             tokio::select! {
