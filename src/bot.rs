@@ -276,10 +276,10 @@ impl BotPool {
             let Some(permit) = permits.acquire(&cancel).await else {
                 return;
             };
-            metrics.bot_searches_active.fetch_add(1, Ordering::Relaxed);
+            metrics.search_started();
             let search_start = Instant::now();
             let result = pool.play(slot, &board, &clock, opponent_human).await;
-            metrics.bot_searches_active.fetch_sub(1, Ordering::Relaxed);
+            metrics.search_ended();
             metrics.search_done(search_start.elapsed());
             drop(permit);
             if shutdown.is_cancelled() {
@@ -425,7 +425,7 @@ struct Active {
 
 impl Active {
     fn new(metrics: Arc<Metrics>) -> Active {
-        metrics.bot_searches_active.fetch_add(1, Ordering::Relaxed);
+        metrics.search_started();
         Active {
             metrics,
             start: std::time::Instant::now(),
@@ -435,9 +435,7 @@ impl Active {
 
 impl Drop for Active {
     fn drop(&mut self) {
-        self.metrics
-            .bot_searches_active
-            .fetch_sub(1, Ordering::Relaxed);
+        self.metrics.search_ended();
         self.metrics.search_done(self.start.elapsed());
     }
 }

@@ -46,6 +46,9 @@ pub struct Metrics {
     pub slow_clients_dropped_total: AtomicU64,
     /// Bot searches running now.
     pub bot_searches_active: AtomicU64,
+    /// The most bot searches ever running at once: a high-water mark kept where the count
+    /// changes, so a test (or an operator) sees a burst that sampling `/metrics` would miss.
+    pub bot_searches_peak: AtomicU64,
     /// Bot searches finished.
     pub bot_searches_total: AtomicU64,
     /// Outside engine processes running (idle or thinking).
@@ -59,6 +62,17 @@ pub struct Metrics {
 }
 
 impl Metrics {
+    /// Counts a search that starts running (it holds its slot) and raises the peak.
+    pub fn search_started(&self) {
+        let now = self.bot_searches_active.fetch_add(1, Relaxed) + 1;
+        self.bot_searches_peak.fetch_max(now, Relaxed);
+    }
+
+    /// Counts a search that stopped running (started with [`Metrics::search_started`]).
+    pub fn search_ended(&self) {
+        self.bot_searches_active.fetch_sub(1, Relaxed);
+    }
+
     /// Records a finished search.
     pub fn search_done(&self, took: Duration) {
         self.bot_searches_total.fetch_add(1, Relaxed);
@@ -171,6 +185,12 @@ impl Metrics {
             "gauge",
             "Bot searches running.",
             &self.bot_searches_active,
+        );
+        one(
+            "bot_searches_peak",
+            "gauge",
+            "The most bot searches running at once since start.",
+            &self.bot_searches_peak,
         );
         one(
             "outside_engines",

@@ -9,7 +9,11 @@ use serde_json::json;
 
 /// Cells where `p` completes `win_length` in a row (freestyle: k or more).
 fn winning_cells(board: &Board, p: Player) -> Vec<(u8, u8)> {
-    let k = board.rules().win_length() as i64;
+    cells_making(board, p, board.rules().win_length() as i64)
+}
+
+/// Empty cells where a stone of `p` would make a run of `k` or more.
+fn cells_making(board: &Board, p: Player, k: i64) -> Vec<(u8, u8)> {
     let mut out = Vec::new();
     for y in 0..board.height() as i64 {
         for x in 0..board.width() as i64 {
@@ -45,12 +49,14 @@ fn first_free(board: &Board, order: &[(u8, u8)]) -> (u8, u8) {
         .expect("a free cell in the order")
 }
 
-/// How a duel went: the result, and how many bot moves faced an immediate win of the bot's own
-/// (and took it) or a single winning cell of the human's (and blocked it).
+/// How a duel went: the result, how many bot moves faced an immediate win of the bot's own
+/// (and took it) or a single winning cell of the human's (and blocked it), and how many took a
+/// cell where the human would have made four or more in a row.
 struct Duel {
     result: String,
     wins_taken: usize,
     threats_blocked: usize,
+    lines_cut: usize,
 }
 
 /// Plays a game of the human (X, choosing moves with `choose`, but always completing a line it
@@ -60,7 +66,7 @@ async fn duel(
     create_msg: serde_json::Value,
     choose: impl Fn(&Board) -> (u8, u8),
 ) -> Duel {
-    let (mut wins_taken, mut threats_blocked) = (0, 0);
+    let (mut wins_taken, mut threats_blocked, mut lines_cut) = (0, 0, 0);
     let server = start(config()).await;
     let (mut c, _) = server.hello("h").await;
     let (_, room) = create(&mut c, create_msg).await;
@@ -82,6 +88,10 @@ async fn duel(
                     v["y"].as_u64().unwrap() as u8,
                 );
                 if v["seat"] == "o" {
+                    let k = board.rules().win_length() as i64;
+                    if cells_making(&board, human, k - 1).contains(&cell) {
+                        lines_cut += 1;
+                    }
                     let bot_wins = winning_cells(&board, bot);
                     let human_wins = winning_cells(&board, human);
                     if !bot_wins.is_empty() {
@@ -106,6 +116,7 @@ async fn duel(
                     result: v["result"].as_str().unwrap().to_string(),
                     wins_taken,
                     threats_blocked,
+                    lines_cut,
                 };
             }
             other => panic!("unexpected {other}: {v}"),
@@ -127,6 +138,9 @@ async fn strong_bot_blocks_a_straight_line_and_never_loses_to_it() {
     )
     .await;
     assert_ne!(duel.result, "x", "the human's straight line won");
+    // Not won for want of a line (a game that ended another way would pass the check above):
+    // the bot had to take cells the line was growing into.
+    assert!(duel.lines_cut >= 1, "the bot never cut the line");
 }
 
 #[tokio::test]

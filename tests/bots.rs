@@ -181,12 +181,11 @@ async fn bot_thinking_is_throttled_per_search() {
     assert!(free.iter().any(|&n| n > 1), "{free:?}");
 }
 
-/// The most `caro_bot_searches_active` seen while three bot-against-bot games play.
-/// Opens `n` 9x9 games of `strong` against itself, watched by `c`.
-async fn open_bot_games(c: &mut Client, n: usize) {
+/// Opens `n` 9x9 games of `level` against itself, watched by `c`.
+async fn open_bot_games(c: &mut Client, n: usize, level: &str) {
     for _ in 0..n {
         c.send(json!({"type": "create_room", "game": "caro", "width": 9,
-            "x": {"bot": "strong"}, "o": {"bot": "strong"}}))
+            "x": {"bot": level}, "o": {"bot": level}}))
             .await;
         let joined = c
             .recv_skip(&["bot_thinking", "move", "room_update", "game_over"])
@@ -195,7 +194,12 @@ async fn open_bot_games(c: &mut Client, n: usize) {
     }
 }
 
-async fn peak_searches(max_concurrent: usize) -> u64 {
+/// `caro_bot_searches_peak` after three bot-against-bot games have finished twelve searches
+/// between them, and, with `human`, a human's whole game against a bot played beside them (a
+/// human's game does not wait for the bot games' slots, so only the server-wide bound holds it
+/// back). The server keeps the high-water mark where it counts a search in and out, so a burst
+/// between two scrapes of `/metrics` is not missed.
+async fn peak_searches(max_concurrent: usize, human: bool) -> u64 {
     let server = start(config_with(
         "",
         "",
@@ -204,55 +208,97 @@ async fn peak_searches(max_concurrent: usize) -> u64 {
     ))
     .await;
     let (mut a, _) = server.hello("a").await;
-    open_bot_games(&mut a, 3).await;
-    let mut peak = 0;
-    for _ in 0..100 {
-        let active = server.metric("bot_searches_active").await;
-        peak = peak.max(active);
-        tokio::time::sleep(Duration::from_millis(15)).await;
+    open_bot_games(&mut a, 3, "strong").await;
+    if human {
+        let (mut h, _) = server.hello("h").await;
+        let (_, room) = create(
+            &mut h,
+            json!({"type": "create_room", "game": "caro", "width": 9, "x": "me", "o": {"bot": "quick"}}),
+        )
+        .await;
+        h.send(json!({"type": "move", "room_id": room, "x": 0, "y": 0}))
+            .await;
+        play_out(&mut h, &room, 0, HashSet::new(), (9, 9), Some("x")).await;
     }
+    let mut moves = 0;
+    while moves < 12 {
+        let v = a.recv_skip(&["room_update", "bot_thinking"]).await;
+        match v["type"].as_str().unwrap() {
+            "move" => moves += 1,
+            // A finished game leaves the others to make up the count.
+            "game_over" => {}
+            other => panic!("unexpected {other}: {v}"),
+        }
+    }
+    let peak = server.metric("bot_searches_peak").await;
     server.stop().await;
     peak
 }
 
 /// `search.max_concurrent` bounds the searches running at once, server-wide: with one permit
-/// three busy bot games never search in parallel; with three they do.
+/// three busy bot games and a human's game never search in parallel; with three they do.
 #[tokio::test]
 async fn the_search_semaphore_bounds_concurrent_searches() {
-    assert_eq!(peak_searches(1).await, 1);
-    assert!(peak_searches(3).await >= 2);
+    assert_eq!(peak_searches(1, true).await, 1);
+    assert!(peak_searches(3, false).await >= 2);
 }
 
 /// Games between bots hold at most `search.bot_vs_bot_slots` (by default all but one) of the
 /// search slots, so however many of them run, a game with a human finds a slot at once.
+///
+/// "At once" is shown by the order of events on one socket, not by a clock: the bot games play a
+/// level that thinks for eight seconds a move (after the instant first one), and the human's bot
+/// thinks for 50 ms. A reply
+/// that had to wait for a bot game's slot could only start once that game's search ended, so it
+/// would arrive after that game's move; a reply that found a free slot arrives before any.
 #[tokio::test]
 async fn bot_games_leave_a_search_slot_to_games_with_a_human() {
-    assert_eq!(peak_searches(2).await, 1);
-    let server = start(config_with(
-        "",
-        "",
-        "",
+    assert_eq!(peak_searches(2, false).await, 1);
+    let server = start(config_with_bots(
         "max_concurrent = 2
 min_move_ms = 0",
+        r#"
+[bots.slow]
+description = "Thinks for eight seconds a move"
+games = ["caro"]
+max_depth = 64
+time_ms = 8000
+"#,
     ))
     .await;
-    let (mut a, _) = server.hello("a").await;
-    open_bot_games(&mut a, 3).await;
-    // A human against a bot plays on while the three bot games keep their one slot busy.
+    // The human watches the bot games from the same connection, so their moves and the
+    // human's replies are ordered on one socket.
     let (mut h, _) = server.hello("h").await;
+    open_bot_games(&mut h, 3, "slow").await;
+    // The first move of a game is the centre, found without a search: let those pass first.
+    let mut first_moves = HashSet::new();
+    while first_moves.len() < 3 {
+        let v = h.recv_skip(&["room_update", "bot_thinking"]).await;
+        assert_eq!((&v["type"], &v["seq"]), (&json!("move"), &json!(1)), "{v}");
+        first_moves.insert(v["room_id"].to_string());
+    }
     let (_, room) = create(
         &mut h,
-        json!({"type": "create_room", "game": "caro", "width": 9, "x": "me", "o": {"bot": "strong"}}),
+        json!({"type": "create_room", "game": "caro", "width": 9, "x": "me", "o": {"bot": "quick"}}),
     )
     .await;
     for (x, y) in [(0, 0), (8, 0), (0, 8)] {
         h.send(json!({"type": "move", "room_id": room, "x": x, "y": y}))
             .await;
-        let mine = h.recv_skip(&["room_update", "bot_thinking"]).await;
-        assert_eq!(mine["seat"], "x", "{mine}");
-        let answer = h.recv_skip(&["room_update", "bot_thinking"]).await;
-        assert_eq!(answer["seat"], "o", "{answer}");
+        let mut seats = Vec::new();
+        while seats.len() < 2 {
+            let v = h.recv_skip(&["room_update", "bot_thinking"]).await;
+            assert_eq!(v["type"], "move", "{v}");
+            assert_eq!(
+                v["room_id"], room,
+                "a bot game moved before the human's bot replied: {v}"
+            );
+            seats.push(v["seat"].clone());
+        }
+        assert_eq!(seats, ["x", "o"]);
     }
+    // The bot games held their one slot all along: nothing else ever ran beside the human's.
+    assert_eq!(server.metric("bot_searches_peak").await, 2);
     server.stop().await;
 }
 

@@ -263,14 +263,20 @@ async fn kill_9_mid_game_loses_no_acknowledged_move() {
     }
     // Every bot move carol is told of was acknowledged: it must be in the database.
     let mut seen: std::collections::HashMap<String, Vec<Value>> = Default::default();
-    let mut note = |v: &Value| {
+    fn note(seen: &mut std::collections::HashMap<String, Vec<Value>>, v: &Value) {
         if v["type"] == "move" {
             let id = v["room_id"].as_str().unwrap().to_string();
             seen.entry(id).or_default().push(json!([v["x"], v["y"]]));
         }
-    };
-    for _ in 0..4 {
-        note(&carol.recv_skip(&["bot_thinking", "room_update"]).await);
+    }
+    // Two moves of each bot game told before the kill, so the check below has something to
+    // check in every room.
+    while bot_rooms
+        .iter()
+        .any(|id| seen.get(id).map_or(0, Vec::len) < 2)
+    {
+        let v = carol.recv_skip(&["bot_thinking", "room_update"]).await;
+        note(&mut seen, &v);
     }
     let (mut alice, mut bob, room, ta, tb) = seated(addr).await;
     // Moves as fast as acks come back, then SIGKILL right after the last acknowledgement.
@@ -289,7 +295,7 @@ async fn kill_9_mid_game_loses_no_acknowledged_move() {
         tokio::time::timeout(std::time::Duration::from_secs(5), carol.ws.next()).await
     {
         if let tokio_tungstenite::tungstenite::Message::Text(t) = m {
-            note(&serde_json::from_str(t.as_str()).unwrap());
+            note(&mut seen, &serde_json::from_str(t.as_str()).unwrap());
         }
     }
 
@@ -322,7 +328,8 @@ async fn kill_9_mid_game_loses_no_acknowledged_move() {
             .iter()
             .map(|m| json!([m["x"], m["y"]]))
             .collect();
-        let told = seen.get(id).cloned().unwrap_or_default();
+        let told = &seen[id];
+        assert!(told.len() >= 2, "room {id}: told {told:?}");
         assert!(
             stored.len() >= told.len() && stored[..told.len()] == told[..],
             "room {id}: told {told:?}, stored {stored:?}"

@@ -133,6 +133,8 @@ async fn the_clock_runs_only_on_the_absent_players_turn() {
 async fn a_new_connection_with_the_token_takes_over() {
     let server = start(config()).await;
     let (mut alice, mut bob, room, token, _) = game(&server).await;
+    // Two connections (however the gauge counts the scrape's own): the count to come back to.
+    let two = server.metric("connections").await;
     let mut bob2 = server.connect().await;
     bob2.send(json!({"type": "hello", "token": token})).await;
     assert_eq!(bob2.recv().await["resumed"], true);
@@ -145,17 +147,37 @@ async fn a_new_connection_with_the_token_takes_over() {
     bob2.send(json!({"type": "move", "room_id": room, "x": 1, "y": 1}))
         .await;
     assert_eq!(bob2.recv_skip(&["room_update"]).await["seq"], 2);
-    let mut saw = Vec::new();
+    // The old connection has ended once the server counts two again: it told its rooms before.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while server.metric("connections").await != two {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the old connection never ended"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // alice's move is handled after whatever the old connection's end told the room, so every
+    // update alice sees up to its echo covers that end.
+    alice
+        .send(json!({"type": "move", "room_id": room, "x": 2, "y": 2}))
+        .await;
+    let mut moves = 0;
     loop {
         let v = alice.recv().await;
-        if v["type"] == "move" {
-            break;
+        match v["type"].as_str().unwrap() {
+            "move" if v["seq"] == 3 => break,
+            "move" => moves += 1,
+            _ => assert_eq!(v["players"]["o"]["connected"], true, "{v}"),
         }
-        saw.push(v);
     }
-    for v in saw {
-        assert_eq!(v["players"]["o"]["connected"], true, "{v}");
-    }
+    assert_eq!(moves, 1, "bob2's move");
+    let (_, body) = server.get("/api/rooms").await;
+    let rooms: Value = serde_json::from_str(&body).unwrap();
+    let summary = rooms["rooms"]
+        .as_array()
+        .and_then(|r| r.iter().find(|s| s["room_id"] == room))
+        .unwrap_or_else(|| panic!("{body}"));
+    assert_eq!(summary["players"]["o"]["connected"], true, "{summary}");
     server.stop().await;
 }
 
@@ -233,12 +255,29 @@ async fn finished_and_empty_rooms_are_cleaned_up() {
     a.send(json!({"type": "leave_room", "room_id": empty}))
         .await;
     assert_eq!(a.recv().await["type"], "left");
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    a.ask(
-        json!({"type": "list_rooms"}),
-        json!({"type": "room_list", "rooms": []}),
-    )
-    .await;
+    // The empty room's close is seen in the list when it happens, not after a guessed sleep.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        a.send(json!({"type": "list_rooms"})).await;
+        let list = a.recv().await;
+        assert_eq!(list["type"], "room_list", "{list}");
+        let ids: Vec<&Value> = list["rooms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| &r["room_id"])
+            .collect();
+        assert!(!ids.contains(&&json!(finished)), "{list}");
+        if ids.is_empty() {
+            break;
+        }
+        assert_eq!(ids, [&json!(empty)], "{list}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{empty} never closed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     server.stop().await;
 }
 

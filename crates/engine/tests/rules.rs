@@ -2,44 +2,77 @@
 //! and at the edges, overlines, fives blocked at both ends, typed move errors, and exact undo
 //! (hash and status included) after any sequence of moves.
 
-use caro_engine::rules::caro::{wins, End};
 use caro_engine::{Board, Cell, Move, MoveError, Player, Rule, Rules, Status};
 use proptest::prelude::*;
 
-/// The referee: decides the status of a board by scanning every maximal run from scratch.
-/// Only the side that moved last can have a winning run (the game stops at the first one).
+/// The referee: decides the status of a board from scratch, without the engine's own rule code.
+/// It copies the stones into a plain grid, walks every maximal run in the four directions with
+/// plain loops, and applies the table of docs/rules.md (exact length, overlines, "blocked at both
+/// ends" with the edge never blocking) written out again here. Only the side that moved last can
+/// have a winning run (the game stops at the first one).
 fn referee(board: &Board) -> Status {
     let rules = board.rules();
     let (w, h) = (board.width() as i64, board.height() as i64);
-    let dirs = [(1, 0), (0, 1), (1, 1), (1, -1)];
+    let k = rules.win_length() as i64;
+    // `None` is an empty cell; off the board is handled by `at` returning `Edge`.
+    let grid: Vec<Vec<Option<Player>>> = (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| match board.get(x, y) {
+                    Cell::X => Some(Player::X),
+                    Cell::O => Some(Player::O),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
+    #[derive(PartialEq)]
+    enum Beyond {
+        Edge,
+        Empty,
+        Stone(Player),
+    }
+    let at = |x: i64, y: i64| {
+        if x < 0 || y < 0 || x >= w || y >= h {
+            Beyond::Edge
+        } else {
+            match grid[y as usize][x as usize] {
+                None => Beyond::Empty,
+                Some(p) => Beyond::Stone(p),
+            }
+        }
+    };
+    let (overline_wins, blocks_count) = match rules.rule() {
+        Rule::Freestyle => (true, false),
+        Rule::ExactFive => (false, false),
+        Rule::Caro => (false, true),
+        Rule::CaroOverline => (true, true),
+    };
     for y in 0..h {
         for x in 0..w {
-            let Some(p) = board.get(x, y).player() else {
+            let Some(p) = grid[y as usize][x as usize] else {
                 continue;
             };
-            for (dx, dy) in dirs {
+            for (dx, dy) in [(1, 0), (0, 1), (1, 1), (1, -1)] {
                 // Only start counting at the first stone of a run.
-                if board.get(x - dx, y - dy) == p.cell() {
+                if at(x - dx, y - dy) == Beyond::Stone(p) {
                     continue;
                 }
                 let mut len = 0;
-                while board.get(x + dx * len, y + dy * len) == p.cell() {
+                while at(x + dx * len, y + dy * len) == Beyond::Stone(p) {
                     len += 1;
                 }
-                let end = |c: Cell| match c {
-                    Cell::Empty => End::Open,
-                    Cell::Wall => End::Edge,
-                    _ => End::Opponent,
-                };
-                let a = end(board.get(x - dx, y - dy));
-                let b = end(board.get(x + dx * len, y + dy * len));
-                if wins(rules.rule(), rules.win_length(), len as u8, a, b) {
+                let long_enough = len == k || (overline_wins && len > k);
+                let opponent = Beyond::Stone(p.opponent());
+                let blocked_both =
+                    at(x - dx, y - dy) == opponent && at(x + dx * len, y + dy * len) == opponent;
+                if long_enough && !(blocks_count && blocked_both) {
                     return Status::Won(p);
                 }
             }
         }
     }
-    if board.is_full() {
+    if grid.iter().flatten().all(Option::is_some) {
         Status::Draw
     } else {
         Status::Ongoing
