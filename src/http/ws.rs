@@ -30,7 +30,7 @@ use crate::config::{AllowedOrigins, Origin};
 /// are small (a move is about 100 bytes; a frame larger than the buffer, up to
 /// `max_frame_bytes`, grows it and is read in several reads), so 512 bytes does. Writes are
 /// buffered up to 8 KiB, so the writer can queue several messages and send them in one system
-/// call (`connection::write_loop`).
+/// call (`write_loop` in `connection/writer.rs`).
 pub fn ws_config(max_frame_bytes: usize) -> WebSocketConfig {
     WebSocketConfig::default()
         .read_buffer_size(512)

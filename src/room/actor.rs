@@ -208,7 +208,7 @@ impl Room {
 
     pub(super) async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>, stop: Arc<super::Stop>) {
         let mut bot_rx = self.bot_rx.take().expect("run once");
-        // One stop future for the room's life, not one per command (see connection.rs), on a
+        // One stop future for the room's life, not one per command (see connection/mod.rs), on a
         // lock-free signal rather than the shutdown token (see `signal`).
         let stopped = stop.raised(0);
         tokio::pin!(stopped);

@@ -11,18 +11,28 @@
 //!
 //! This module never talks to clients and never decides anything about a game. The trait is small
 //! on purpose, so a server database can replace SQLite later.
+//!
+//! The files: this one holds the contract (the [`Store`] trait, [`Commit`], the events and the
+//! seat and forfeit records they carry, the helpers every store shares); `records.rs` what a
+//! store gives back (game summaries and records, the [`Cursor`] of the list, what is restored);
+//! `memory.rs` the stores that keep nothing on disk; `sqlite.rs` the real one; `psq.rs` the
+//! Gomocup `.psq` export.
 
+mod memory;
 pub mod psq;
+mod records;
 pub mod sqlite;
 
-use std::collections::HashMap;
-
-use parking_lot::Mutex;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
 
 use crate::protocol::{Cell, Outcome, Reason, Seat};
+
+pub use memory::{MemoryStore, NullStore};
+pub use records::{
+    Cursor, GamePlayers, GameQuery, GameRecord, GameSummary, MoveRecord, Restored, RestoredSession,
+};
 
 /// What went wrong in a store.
 #[derive(Debug, thiserror::Error)]
@@ -179,165 +189,6 @@ pub struct ForfeitRecord {
     pub detail: String,
 }
 
-/// A game as the replay API lists it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct GameSummary {
-    /// Game (and room) id.
-    pub id: String,
-    /// `caro` / `tictactoe`.
-    pub game: String,
-    /// Columns.
-    pub width: u8,
-    /// Rows.
-    pub height: u8,
-    /// Caro rule.
-    pub rule: Option<String>,
-    /// X then O.
-    pub players: GamePlayers,
-    /// `x`, `o` or `draw`; `None` while unfinished.
-    pub result: Option<String>,
-    /// `line`, `board_full`, `resign`, `abandoned`, `forfeit`.
-    pub reason: Option<String>,
-    /// For a forfeit: the fault's code, as in `game_over`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fault: Option<String>,
-    /// For a forfeit: what the engine did, as in `game_over`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    /// Number of moves.
-    pub moves: u32,
-    /// Unix milliseconds.
-    pub created_at: i64,
-    /// Unix milliseconds, `None` while unfinished.
-    pub finished_at: Option<i64>,
-}
-
-/// The two seats of a stored game.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct GamePlayers {
-    /// X.
-    pub x: SeatRecord,
-    /// O.
-    pub o: SeatRecord,
-}
-
-/// One stored move.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-pub struct MoveRecord {
-    /// Column.
-    pub x: u8,
-    /// Row.
-    pub y: u8,
-    /// Room event number.
-    pub seq: u64,
-    /// Unix milliseconds when it was played.
-    pub at: i64,
-}
-
-/// A game with its moves (`GET /api/games/{id}`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct GameRecord {
-    /// Everything the list shows.
-    pub summary: GameSummary,
-    /// In order; X moves first.
-    pub moves: Vec<MoveRecord>,
-}
-
-impl Serialize for GameRecord {
-    /// The summary's fields with `moves` as the list of moves instead of their count (a
-    /// flattened struct would write the key twice).
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::Error;
-        let mut v = serde_json::to_value(&self.summary).map_err(S::Error::custom)?;
-        v["moves"] = serde_json::to_value(&self.moves).map_err(S::Error::custom)?;
-        v.serialize(s)
-    }
-}
-
-/// A page of finished games: newest first.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct GameQuery {
-    /// Only games where this player id held a seat.
-    pub player: Option<String>,
-    /// At most this many (1..=100).
-    pub limit: u32,
-    /// Only games after this point of the newest-first order.
-    pub before: Option<Cursor>,
-}
-
-/// A position in the newest-first order of finished games. Written `"<finished_at>"` (every game
-/// finished strictly before that unix millisecond time) or `"<finished_at>:<id>"` (every game
-/// after that one: the `next` cursor of a page, exact even when games finish in the same
-/// millisecond).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Cursor {
-    /// Unix milliseconds.
-    pub finished_at: i64,
-    /// The last game of the previous page; `None`: all games of `finished_at` are excluded.
-    pub id: Option<String>,
-}
-
-impl Cursor {
-    /// The cursor that continues after `game`, if it is finished.
-    pub fn after(game: &GameSummary) -> Option<Cursor> {
-        Some(Cursor {
-            finished_at: game.finished_at?,
-            id: Some(game.id.clone()),
-        })
-    }
-
-    /// Whether a game finished at `finished_at` with `id` comes after the cursor.
-    pub fn admits(&self, finished_at: i64, id: &str) -> bool {
-        finished_at < self.finished_at
-            || (finished_at == self.finished_at && self.id.as_deref().is_some_and(|c| id < c))
-    }
-}
-
-impl std::str::FromStr for Cursor {
-    type Err = ();
-
-    fn from_str(s: &str) -> Result<Cursor, ()> {
-        let (time, id) = match s.split_once(':') {
-            Some((t, id)) if !id.is_empty() => (t, Some(id.to_string())),
-            Some(_) => return Err(()),
-            None => (s, None),
-        };
-        Ok(Cursor {
-            finished_at: time.parse().map_err(|_| ())?,
-            id,
-        })
-    }
-}
-
-impl std::fmt::Display for Cursor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.id {
-            Some(id) => write!(f, "{}:{id}", self.finished_at),
-            None => write!(f, "{}", self.finished_at),
-        }
-    }
-}
-
-/// A session to restore.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RestoredSession {
-    /// SHA-256 of the token, hex.
-    pub token_hash: String,
-    /// Public player id.
-    pub player_id: String,
-    /// Name.
-    pub name: String,
-}
-
-/// What the server restores at start: unfinished games and the sessions seated in them.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Restored {
-    /// Unfinished games with their moves.
-    pub games: Vec<GameRecord>,
-    /// Sessions holding a seat in one of them.
-    pub sessions: Vec<RestoredSession>,
-}
-
 /// A sink for game records and the source of the replay API.
 ///
 /// `record` is called from room and connection tasks and must never block. The read methods may
@@ -421,147 +272,6 @@ pub fn open(path: &str) -> Result<std::sync::Arc<dyn Store>, StoreError> {
 
 /// The `[store] path` that means "no persistence": an in-memory store, for tests.
 pub const MEMORY: &str = ":memory:";
-
-/// Forgets everything. Only for tests that need no record at all.
-#[derive(Debug, Default)]
-pub struct NullStore;
-
-impl Store for NullStore {
-    fn record(&self, _event: StoreEvent) -> Commit {
-        Commit::done()
-    }
-}
-
-/// Keeps every event in memory (`[store] path = ":memory:"`): no persistence, for tests and
-/// tools. It answers the replay API from memory too.
-#[derive(Debug, Default)]
-pub struct MemoryStore {
-    events: Mutex<Vec<StoreEvent>>,
-    sessions: Mutex<HashMap<String, RestoredSession>>,
-}
-
-impl MemoryStore {
-    /// A copy of every game event recorded so far (sessions are kept apart).
-    pub fn events(&self) -> Vec<StoreEvent> {
-        self.events.lock().clone()
-    }
-
-    fn games(&self) -> Vec<GameRecord> {
-        let mut games: Vec<GameRecord> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
-        for (i, ev) in self.events.lock().iter().enumerate() {
-            // Event order stands in for time, so the list order is stable in tests.
-            let at = i as i64;
-            match ev {
-                StoreEvent::Created(c) => {
-                    index.insert(c.room_id.clone(), games.len());
-                    games.push(GameRecord {
-                        summary: GameSummary {
-                            id: c.room_id.clone(),
-                            game: c.game.to_string(),
-                            width: c.width,
-                            height: c.height,
-                            rule: c.rule.map(str::to_string),
-                            players: GamePlayers {
-                                x: c.seats[0].clone(),
-                                o: c.seats[1].clone(),
-                            },
-                            result: None,
-                            reason: None,
-                            fault: None,
-                            detail: None,
-                            moves: 0,
-                            created_at: at,
-                            finished_at: None,
-                        },
-                        moves: Vec::new(),
-                    });
-                }
-                StoreEvent::Move {
-                    room_id, seq, cell, ..
-                } => {
-                    if let Some(g) = index.get(room_id).map(|&i| &mut games[i]) {
-                        g.moves.push(MoveRecord {
-                            x: cell[0],
-                            y: cell[1],
-                            seq: *seq,
-                            at,
-                        });
-                        g.summary.moves += 1;
-                    }
-                }
-                StoreEvent::Result {
-                    room_id,
-                    result,
-                    reason,
-                    forfeit,
-                    ..
-                } => {
-                    if let Some(g) = index.get(room_id).map(|&i| &mut games[i]) {
-                        g.summary.result = Some(outcome_str(*result).into());
-                        g.summary.reason = Some(reason_str(*reason).into());
-                        g.summary.fault = forfeit.as_ref().map(|f| f.fault.clone());
-                        g.summary.detail = forfeit.as_ref().map(|f| f.detail.clone());
-                        g.summary.finished_at = Some(at);
-                    }
-                }
-                StoreEvent::Session { .. } | StoreEvent::SessionsExpired { .. } => {}
-            }
-        }
-        games
-    }
-}
-
-impl Store for MemoryStore {
-    fn record(&self, event: StoreEvent) -> Commit {
-        match event {
-            StoreEvent::Session {
-                token_hash,
-                player_id,
-                name,
-            } => {
-                self.sessions.lock().insert(
-                    token_hash.clone(),
-                    RestoredSession {
-                        token_hash,
-                        player_id,
-                        name,
-                    },
-                );
-            }
-            // Nothing here is read back at start (memory does not survive a restart).
-            StoreEvent::SessionsExpired { .. } => {}
-            other => self.events.lock().push(other),
-        }
-        Commit::done()
-    }
-
-    fn list_games(&self, q: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {
-        let mut v: Vec<GameSummary> = self
-            .games()
-            .into_iter()
-            .map(|g| g.summary)
-            .filter(|s| {
-                s.finished_at
-                    .is_some_and(|f| q.before.as_ref().map_or(true, |c| c.admits(f, &s.id)))
-            })
-            .filter(|s| {
-                q.player.as_deref().map_or(true, |p| {
-                    [&s.players.x, &s.players.o]
-                        .iter()
-                        .any(|r| matches!(r, SeatRecord::Human { player_id, .. } if player_id == p))
-                })
-            })
-            .collect();
-        v.sort_by(|a, b| (b.finished_at, &b.id).cmp(&(a.finished_at, &a.id)));
-        v.truncate(q.limit as usize);
-        Ok(v)
-    }
-
-    fn game(&self, id: &str) -> Result<Option<GameRecord>, StoreError> {
-        Ok(self.games().into_iter().find(|g| g.summary.id == id))
-    }
-}
 
 #[cfg(test)]
 mod tests {

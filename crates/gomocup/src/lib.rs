@@ -2,7 +2,7 @@
 //!
 //! The Gomocup formats, as text: the lines of the Piskvork manager's protocol 2
 //! (<https://plastovicka.github.io/protocl2en.htm>) and the `.psq` game record. Both sides of
-//! the protocol use it: the managers (the server's outside-engine bots in `src/outside.rs`, the
+//! the protocol use it: the managers (the server's outside-engine bots in `src/outside/`, the
 //! match runner's referee in `crates/match`) format [`Command`]s and read [`Reply`]s; the brain
 //! (`pbrain-caro`, `crates/pbrain`) reads [`Command`]s and formats [`Reply`]s.
 //!

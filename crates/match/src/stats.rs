@@ -31,6 +31,29 @@ pub fn score_from_elo(elo: f64) -> f64 {
     1.0 / (1.0 + 10f64.powf(-elo / 400.0))
 }
 
+/// The size, mean and variance (divided by `n`) of a sample of scores `values[i]` seen
+/// `counts[i]` times; `None` with no sample.
+fn moments(values: &[f64], counts: &[u64]) -> Option<(f64, f64, f64)> {
+    let n: u64 = counts.iter().sum();
+    if n == 0 {
+        return None;
+    }
+    let n = n as f64;
+    let mean = values
+        .iter()
+        .zip(counts)
+        .map(|(v, &c)| v * c as f64)
+        .sum::<f64>()
+        / n;
+    let var = values
+        .iter()
+        .zip(counts)
+        .map(|(v, &c)| c as f64 * (v - mean).powi(2))
+        .sum::<f64>()
+        / n;
+    Some((n, mean, var))
+}
+
 /// An Elo estimate with its 95% confidence interval.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct EloEstimate {
@@ -52,23 +75,7 @@ impl EloEstimate {
     /// `elo(mean ± 1.96 stderr)` (the interval is built on the score scale, then mapped, so it is
     /// not symmetric in Elo). `None` with no sample.
     fn from_distribution(values: &[f64], counts: &[u64]) -> Option<EloEstimate> {
-        let n: u64 = counts.iter().sum();
-        if n == 0 {
-            return None;
-        }
-        let n = n as f64;
-        let mean = values
-            .iter()
-            .zip(counts)
-            .map(|(v, &c)| v * c as f64)
-            .sum::<f64>()
-            / n;
-        let var = values
-            .iter()
-            .zip(counts)
-            .map(|(v, &c)| c as f64 * (v - mean).powi(2))
-            .sum::<f64>()
-            / n;
+        let (n, mean, var) = moments(values, counts)?;
         let stderr = (var / n).sqrt();
         Some(EloEstimate {
             score: mean,
@@ -243,23 +250,9 @@ pub fn llr(values: &[f64], counts: &[u64], elo0: f64, elo1: f64) -> f64 {
 /// sample mean and variance (the older fastchess and cutechess formula). Kept as a reference for
 /// tests; zero when the variance is zero.
 pub fn llr_normal(values: &[f64], counts: &[u64], elo0: f64, elo1: f64) -> f64 {
-    let n: u64 = counts.iter().sum();
-    if n == 0 {
+    let Some((n, mean, var)) = moments(values, counts) else {
         return 0.0;
-    }
-    let n = n as f64;
-    let mean = values
-        .iter()
-        .zip(counts)
-        .map(|(v, &c)| v * c as f64)
-        .sum::<f64>()
-        / n;
-    let var = values
-        .iter()
-        .zip(counts)
-        .map(|(v, &c)| c as f64 * (v - mean).powi(2))
-        .sum::<f64>()
-        / n;
+    };
     if var <= 0.0 {
         return 0.0;
     }

@@ -6,26 +6,26 @@
 //! Everyone else reaches a connection through its [`ClientHandle`], whose `send` never waits: a
 //! client whose queue is full has fallen too far behind and is closed, so it can never stall a
 //! room or other clients. The close codes are in [`client`](crate::client).
+//!
+//! The writer task is in `writer.rs`; this file is the reader and the connection's life.
+
+mod writer;
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
 use tokio::time::Instant;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::CloseFrame;
-use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::client::{
-    ClientHandle, Kick, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TAKEN_OVER,
-    CLOSE_TOO_BIG, CLOSE_TOO_SLOW, READER, WRITER,
+    ClientHandle, CLOSE_GOING_AWAY, CLOSE_NORMAL, CLOSE_POLICY, CLOSE_TAKEN_OVER, CLOSE_TOO_BIG,
+    READER,
 };
 use crate::lobby::Session;
 use crate::protocol::{
@@ -100,9 +100,12 @@ where
         client.close(CLOSE_GOING_AWAY, "server shutting down");
     }
     let (sink, mut stream) = ws.split();
-    let writer = server
-        .tracker
-        .spawn(write_loop(sink, rx, client.kick(), client.queued_bytes()));
+    let writer = server.tracker.spawn(writer::write_loop(
+        sink,
+        rx,
+        client.kick(),
+        client.queued_bytes(),
+    ));
     let mut conn = Conn {
         bucket: Bucket {
             tokens: cfg.limits.rate_burst as f64,
@@ -510,12 +513,6 @@ impl Conn {
     }
 }
 
-/// Messages written after the one awaited before a flush (see `write_loop`).
-const BATCH: usize = 63;
-/// Bytes after which a batch stops taking messages: the WebSocket's write buffer
-/// (`http::ws_config`), so a client that stops reading holds at most about this much outside
-/// its queue, where `limits.send_queue_bytes` does not see it.
-const BATCH_BYTES: usize = 8192;
 /// How long a closing connection keeps reading (and discarding) for the client's close frame.
 const LINGER: Duration = Duration::from_secs(2);
 
@@ -535,97 +532,4 @@ where
         }
     };
     let _ = tokio::time::timeout(LINGER, until_close).await;
-}
-
-/// A queued text as the frame it goes out as: the empty text is the heartbeat's ping
-/// ([`ClientHandle::ping`]).
-fn frame(text: Utf8Bytes) -> Message {
-    if text.is_empty() {
-        Message::Ping(Default::default())
-    } else {
-        Message::Text(text)
-    }
-}
-
-/// Drains the queue into the socket (the heartbeat's pings included) and sends the close frame.
-/// `queued` is the handle's count of unwritten bytes, taken off here once a batch is flushed.
-async fn write_loop<Si>(
-    mut sink: Si,
-    mut rx: mpsc::Receiver<Utf8Bytes>,
-    kick: Arc<Kick>,
-    queued: Arc<AtomicUsize>,
-) where
-    Si: futures::Sink<Message, Error = WsError> + Unpin,
-{
-    // One close-request future for the whole loop (see `read_loop`).
-    {
-        let kicked = kick.raised(WRITER);
-        tokio::pin!(kicked);
-        loop {
-            let text = tokio::select! {
-                biased;
-                _ = &mut kicked => break,
-                m = rx.recv() => match m {
-                    Some(text) => text,
-                    None => break,
-                },
-            };
-            // Whatever else is already queued goes out with it: the WebSocket buffers writes (up to
-            // `http::ws_config`'s 8 KiB) and the flush sends them in one system call, not one each.
-            let batch = async {
-                let mut bytes = text.len();
-                sink.feed(frame(text)).await?;
-                for _ in 0..BATCH {
-                    if bytes >= BATCH_BYTES {
-                        break;
-                    }
-                    match rx.try_recv() {
-                        Ok(text) => {
-                            bytes += text.len();
-                            sink.feed(frame(text)).await?
-                        }
-                        Err(_) => break,
-                    }
-                }
-                sink.flush().await.map(|()| bytes)
-            };
-            // A client that stops reading blocks this send; a close request still gets through.
-            // The batch is polled first: it usually completes at once, and the close request
-            // is then not looked at twice per frame.
-            tokio::select! {
-                biased;
-                r = batch => match r {
-                    Ok(bytes) => { queued.fetch_sub(bytes, Relaxed); }
-                    Err(_) => return,
-                },
-                _ = &mut kicked => break,
-            }
-        }
-    }
-    if let Some(&(code, reason)) = kick.get() {
-        // What was queued before the close (the errors that explain it, the last events before
-        // a shutdown) still goes out, briefly; a client too slow to read gets nothing more.
-        if code != CLOSE_TOO_SLOW {
-            let drain = async {
-                while let Ok(text) = rx.try_recv() {
-                    if sink.send(frame(text)).await.is_err() {
-                        return;
-                    }
-                }
-            };
-            let _ = tokio::time::timeout(Duration::from_secs(1), drain).await;
-        }
-        if code != CLOSE_NORMAL || !reason.is_empty() {
-            let frame = CloseFrame {
-                code: CloseCode::from(code),
-                reason: reason.into(),
-            };
-            let _ = tokio::time::timeout(
-                Duration::from_secs(1),
-                sink.send(Message::Close(Some(frame))),
-            )
-            .await;
-        }
-    }
-    let _ = tokio::time::timeout(Duration::from_secs(1), sink.close()).await;
 }

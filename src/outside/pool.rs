@@ -1,48 +1,32 @@
-//! Outside engines as bots: bot levels played by a Gomocup program (Piskvork protocol 2,
-//! <https://plastovicka.github.io/protocl2en.htm>) run as child processes with `tokio::process`.
+//! The processes of one outside level: at most `max_processes` of them, started when first
+//! needed, kept idle between moves and handed to whichever game asks next; the restart policy
+//! after failures (`Health`); and the protocol exchange of one move (`START`, the `INFO` lines,
+//! the position, the answer checked against the board).
 //!
-//! Each outside level has an [`EnginePool`]: at most `max_processes` processes, started when
-//! first needed and kept idle between moves. A process is never tied to a game: every request
-//! gives it the whole game again (`START`/`RECTSTART`, the `INFO` lines, then `BEGIN` or `BOARD`
-//! ... `DONE`, see [`caro_gomocup`]), so any idle process serves any room, and a room
-//! restored after a restart needs nothing from a process that is gone.
-//!
-//! The engine is trusted with nothing. Its answer must come within the level's time (or what is
-//! left of its game clock) plus the margin, and be a legal move; `MESSAGE`, `DEBUG` and `UNKNOWN`
-//! lines are logged, never read as a move. A timeout, an illegal move, garbage, an `ERROR` answer
-//! or an exit mid-move is a [`Forfeit`]: the process is killed, with its process group so that a
-//! wrapper script's children go too, and its bot loses that game. The next request starts a
-//! fresh process. Failures in a row make the level rest before the next start (see
-//! [`Health`]), so a broken command cannot spin.
-//!
-//! This module runs processes and speaks the protocol; [`crate::bot`] schedules the moves
-//! (permits, cancellation, events to rooms). It never touches rooms or clients.
+//! A process is checked out for one move and comes back only after a move played without fault:
+//! one that failed in any way is killed, never returned to the idle list. This file never
+//! signals, reaps or reads a child process itself (that is [`Engine`]'s job, which keeps the
+//! order that makes a group kill safe), and never touches rooms or clients.
 
 use std::fmt;
-use std::future::Future;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
-use caro_engine::{Board, Move};
+use caro_engine::Board;
 use caro_gomocup::{AnswerError, Command, Info, Reply};
 use parking_lot::Mutex;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::{timeout, timeout_at, Instant};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::process::{Engine, ReadError, MAX_LINE};
+use super::{forfeit, quote, Answer, Forfeit, GameClock};
 use crate::config::OutsideConfig;
 use crate::metrics::Metrics;
 use crate::protocol::Fault;
 
-/// The longest line read from an engine; a longer one is garbage.
-const MAX_LINE: usize = 16 * 1024;
-/// How much of an engine's answer a forfeit's detail quotes.
-const QUOTE_CHARS: usize = 60;
 /// How long an engine may take to exit after `END` at shutdown before it is killed.
 const QUIT_GRACE: Duration = Duration::from_millis(500);
 /// The longest rest after failures in a row.
@@ -50,49 +34,6 @@ const MAX_REST: Duration = Duration::from_secs(60);
 /// The least time between an engine's answer and the next command to it: some engines drop a
 /// command that arrives right after they wrote their move (the match runner's `--delay-ms`).
 const COMMAND_GAP: Duration = Duration::from_millis(15);
-
-/// Why an outside engine lost its game: a stable code and a sentence for the players.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Forfeit {
-    /// What went wrong.
-    pub fault: Fault,
-    /// What happened, for humans (quotes at most a short piece of the engine's output).
-    pub detail: String,
-}
-
-fn forfeit(fault: Fault, detail: impl Into<String>) -> Forfeit {
-    Forfeit {
-        fault,
-        detail: detail.into(),
-    }
-}
-
-/// A legal move and the time the engine took for it.
-#[derive(Clone, Copy, Debug)]
-pub struct Answer {
-    /// The move, checked against the board.
-    pub mv: Move,
-    /// From sending the position to reading the answer.
-    pub elapsed: Duration,
-}
-
-/// One bot seat's time used in its game, for levels with a match clock (`match_time_ms`).
-#[derive(Debug, Default)]
-pub struct GameClock {
-    spent_ms: AtomicU64,
-}
-
-impl GameClock {
-    /// Adds a move's time.
-    pub fn spend(&self, d: Duration) {
-        self.spent_ms.fetch_add(d.as_millis() as u64, Relaxed);
-    }
-
-    /// Milliseconds left of `total` (negative once overdrawn within the margin).
-    fn left_ms(&self, total: Duration) -> i64 {
-        total.as_millis() as i64 - self.spent_ms.load(Relaxed) as i64
-    }
-}
 
 /// Restart policy of a level: the first failure restarts at once; each further failure in a row
 /// doubles a rest before the next start (1 s, 2 s, 4 s, ... at most [`MAX_REST`]). A move played
@@ -277,10 +218,7 @@ impl EnginePool {
             if !e.has_exited() {
                 return Ok((e, true));
             }
-            // Its group first (a wrapper's children), while the exited leader is unreaped.
-            e.kill_group();
-            let status = e.child.try_wait();
-            e.reaped = matches!(status, Ok(Some(_)));
+            let status = e.reap_exited();
             tracing::warn!(
                 bot = %self.name,
                 engine = e.serial,
@@ -304,77 +242,14 @@ impl EnginePool {
     }
 
     fn spawn(&self) -> Result<Engine, Forfeit> {
-        let cfg = &self.cfg;
-        let mut cmd = tokio::process::Command::new(&cfg.program);
-        cmd.args(&cfg.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        if let Some(dir) = &cfg.working_dir {
-            cmd.current_dir(dir);
-        }
-        // Its own process group: a kill reaches a wrapper script's children too, and a Ctrl-C
-        // meant for the server does not reach the engine (the server ends it).
-        #[cfg(unix)]
-        cmd.process_group(0);
-        // And it dies with the server, even a server killed with SIGKILL, which runs no drop
-        // code: the kernel sends it SIGKILL when the thread that started it ends (a runtime
-        // worker thread, which lives as long as the server). A wrapper's own children are not
-        // covered; `exec` in the wrapper avoids them.
-        #[cfg(target_os = "linux")]
-        // SAFETY: prctl(2) only, which is async-signal-safe, between fork and exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = cmd.spawn().map_err(|e| {
-            forfeit(
-                Fault::StartFailed,
-                format!("cannot start {}: {e}", cfg.program.display()),
-            )
-        })?;
-        let serial = self.serial.fetch_add(1, Relaxed);
-        let pid = child.id();
-        tracing::info!(bot = %self.name, engine = serial, pid, "outside engine started");
-        self.metrics.outside_engines.fetch_add(1, Relaxed);
-        self.metrics
-            .outside_engine_starts_total
-            .fetch_add(1, Relaxed);
-        let stdin = child.stdin.take().expect("piped stdin");
-        let stdout = child.stdout.take().expect("piped stdout");
-        if let Some(stderr) = child.stderr.take() {
-            let (name, shutdown) = (self.name.clone(), self.shutdown.clone());
-            self.tracker.spawn(async move {
-                let mut lines = LineReader::new(stderr);
-                loop {
-                    let line = tokio::select! {
-                        l = lines.next() => l,
-                        _ = shutdown.cancelled() => return,
-                    };
-                    match line {
-                        Ok(line) => tracing::debug!(bot = %name, engine = serial, "stderr: {line}"),
-                        Err(ReadError::TooLong | ReadError::Timeout) => {}
-                        Err(ReadError::Closed) => return,
-                    }
-                }
-            });
-        }
-        Ok(Engine {
-            serial,
-            pid,
-            child,
-            stdin,
-            stdout: LineReader::new(stdout),
-            metrics: self.metrics.clone(),
-            name: self.name.clone(),
-            last_answer: None,
-            reaped: false,
-        })
+        Engine::spawn(
+            &self.cfg,
+            &self.name,
+            &self.serial,
+            &self.metrics,
+            &self.tracker,
+            &self.shutdown,
+        )
     }
 
     /// A new game for the engine: START (or RECTSTART), answered OK.
@@ -517,196 +392,6 @@ impl EnginePool {
     }
 }
 
-/// An engine's output, quoted and cut short for a forfeit's detail.
-fn quote(line: &str) -> String {
-    let line = line.trim();
-    if line.chars().count() <= QUOTE_CHARS {
-        format!("{line:?}")
-    } else {
-        let head: String = line.chars().take(QUOTE_CHARS).collect();
-        format!("{head:?}...")
-    }
-}
-
-/// Why no line came.
-#[derive(Debug)]
-enum ReadError {
-    /// The stream ended (the process exited or closed it).
-    Closed,
-    /// A line longer than [`MAX_LINE`].
-    TooLong,
-    /// The deadline passed.
-    Timeout,
-}
-
-/// Lines from a pipe, each at most [`MAX_LINE`] bytes. [`LineReader::next`] is cancel safe:
-/// bytes read before a timeout stay in the buffer for the next call.
-struct LineReader<R> {
-    inner: R,
-    buf: Vec<u8>,
-}
-
-impl<R: AsyncRead + Unpin> LineReader<R> {
-    fn new(inner: R) -> LineReader<R> {
-        LineReader {
-            inner,
-            buf: Vec::new(),
-        }
-    }
-
-    /// The next line without its line end (lossy UTF-8).
-    async fn next(&mut self) -> Result<String, ReadError> {
-        let mut chunk = [0u8; 4096];
-        loop {
-            if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = self.buf.drain(..=i).collect();
-                return Ok(caro_gomocup::decode_line(&line));
-            }
-            if self.buf.len() > MAX_LINE {
-                self.buf.clear();
-                return Err(ReadError::TooLong);
-            }
-            match self.inner.read(&mut chunk).await {
-                Ok(0) | Err(_) => return Err(ReadError::Closed),
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-            }
-        }
-    }
-}
-
-/// A running engine process.
-struct Engine {
-    /// Numbers the processes of a level, for the logs.
-    serial: u64,
-    pid: Option<u32>,
-    child: Child,
-    stdin: ChildStdin,
-    stdout: LineReader<ChildStdout>,
-    metrics: Arc<Metrics>,
-    name: String,
-    /// When it last answered a move.
-    last_answer: Option<Instant>,
-    /// Its exit status was collected: its pid may belong to another process by now, so its
-    /// group must never be signalled again. Every reaping site signals the group first (an
-    /// unreaped leader, even a zombie, keeps the group's id from being reused).
-    reaped: bool,
-}
-
-impl Engine {
-    async fn send(&mut self, lines: &[String]) -> std::io::Result<()> {
-        let mut text = String::new();
-        for l in lines {
-            text.push_str(l);
-            text.push('\n');
-        }
-        self.stdin.write_all(text.as_bytes()).await?;
-        self.stdin.flush().await
-    }
-
-    /// The next line that is not informational, by `deadline`.
-    async fn answer(&mut self, deadline: Instant) -> Result<String, ReadError> {
-        loop {
-            let line = timeout_at(deadline, self.stdout.next())
-                .await
-                .map_err(|_| ReadError::Timeout)??;
-            if caro_gomocup::is_informational(&line) {
-                if !line.trim().is_empty() {
-                    tracing::debug!(bot = %self.name, engine = self.serial, "{line}");
-                }
-                continue;
-            }
-            return Ok(line);
-        }
-    }
-
-    /// Logs and drops output left over from the previous move (`MESSAGE` lines written after
-    /// the answer, say), so that it is never read as an answer to this one.
-    fn drain(&mut self) {
-        loop {
-            let mut next = std::pin::pin!(self.stdout.next());
-            let waker = futures::task::noop_waker();
-            let mut cx = std::task::Context::from_waker(&waker);
-            match next.as_mut().poll(&mut cx) {
-                std::task::Poll::Ready(Ok(line)) => {
-                    tracing::debug!(bot = %self.name, engine = self.serial, "unrequested: {line}")
-                }
-                _ => return,
-            }
-        }
-    }
-
-    /// The forfeit of an engine whose output ended: its exit status if it comes at once.
-    async fn crashed(&mut self, when: &str) -> Forfeit {
-        // A wrapper's children go with it; the group first, while the leader is unreaped.
-        self.kill_group();
-        let status = match timeout(Duration::from_millis(500), self.child.wait()).await {
-            Ok(Ok(status)) => {
-                self.reaped = true;
-                format!(" ({status})")
-            }
-            _ => String::new(),
-        };
-        forfeit(Fault::Crash, format!("the engine exited {when}{status}"))
-    }
-
-    /// Kills the process and its group, and reaps it.
-    async fn kill(mut self) {
-        self.kill_group();
-        let _ = self.child.start_kill();
-        if let Ok(Ok(_)) = timeout(Duration::from_secs(2), self.child.wait()).await {
-            self.reaped = true;
-        }
-    }
-
-    /// Whether the process has exited, without collecting its status (`waitid` with
-    /// `WNOWAIT`), so its group can still be signalled safely.
-    fn has_exited(&mut self) -> bool {
-        #[cfg(unix)]
-        if let Some(pid) = self.pid {
-            // SAFETY: waitid(2) writes only into `info`, a zeroed siginfo_t we own.
-            unsafe {
-                let mut info: libc::siginfo_t = std::mem::zeroed();
-                let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
-                if libc::waitid(libc::P_PID, pid, &mut info, flags) == 0 {
-                    return info.si_pid() != 0;
-                }
-            }
-        }
-        // No pid, or waitid failed (already collected): ask tokio, which reaps.
-        match self.child.try_wait() {
-            Ok(None) => false,
-            Ok(Some(_)) => {
-                self.reaped = true;
-                true
-            }
-            Err(_) => true,
-        }
-    }
-
-    fn kill_group(&self) {
-        if self.reaped {
-            return;
-        }
-        #[cfg(unix)]
-        if let Some(pid) = self.pid.and_then(|p| i32::try_from(p).ok()) {
-            // SAFETY: kill(2) with a negative pid signals the process group the engine leads
-            // (it was started with process_group(0)); no memory is involved.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        // kill_on_drop ends the process itself; its group may hold more. (Not reaped yet, the
-        // leader keeps the group id its own, exited or not.)
-        self.kill_group();
-        self.metrics.outside_engines.fetch_sub(1, Relaxed);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -742,12 +427,5 @@ mod tests {
         h.succeeded();
         assert_eq!(h.resting(Instant::now()), None);
         assert_eq!(h.failures, 0);
-    }
-
-    #[test]
-    fn details_quote_a_short_piece_of_the_output() {
-        assert_eq!(quote(" hello "), "\"hello\"");
-        let long = "x".repeat(500);
-        assert_eq!(quote(&long), format!("\"{}\"...", "x".repeat(QUOTE_CHARS)));
     }
 }

@@ -1,0 +1,156 @@
+//! Stores that keep nothing on disk: [`MemoryStore`] (`[store] path = ":memory:"`, for tests
+//! and tools: every event in memory, the replay API answered from it) and [`NullStore`] (forgets
+//! everything).
+//!
+//! Their commits resolve at once: they must never stand in for the SQLite store where a restart
+//! has to find the games again.
+
+use std::collections::HashMap;
+
+use parking_lot::Mutex;
+
+use super::{
+    outcome_str, reason_str, Commit, GamePlayers, GameQuery, GameRecord, GameSummary, MoveRecord,
+    RestoredSession, SeatRecord, Store, StoreError, StoreEvent,
+};
+
+/// Forgets everything. Only for tests that need no record at all.
+#[derive(Debug, Default)]
+pub struct NullStore;
+
+impl Store for NullStore {
+    fn record(&self, _event: StoreEvent) -> Commit {
+        Commit::done()
+    }
+}
+
+/// Keeps every event in memory (`[store] path = ":memory:"`): no persistence, for tests and
+/// tools. It answers the replay API from memory too.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    events: Mutex<Vec<StoreEvent>>,
+    sessions: Mutex<HashMap<String, RestoredSession>>,
+}
+
+impl MemoryStore {
+    /// A copy of every game event recorded so far (sessions are kept apart).
+    pub fn events(&self) -> Vec<StoreEvent> {
+        self.events.lock().clone()
+    }
+
+    fn games(&self) -> Vec<GameRecord> {
+        let mut games: Vec<GameRecord> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for (i, ev) in self.events.lock().iter().enumerate() {
+            // Event order stands in for time, so the list order is stable in tests.
+            let at = i as i64;
+            match ev {
+                StoreEvent::Created(c) => {
+                    index.insert(c.room_id.clone(), games.len());
+                    games.push(GameRecord {
+                        summary: GameSummary {
+                            id: c.room_id.clone(),
+                            game: c.game.to_string(),
+                            width: c.width,
+                            height: c.height,
+                            rule: c.rule.map(str::to_string),
+                            players: GamePlayers {
+                                x: c.seats[0].clone(),
+                                o: c.seats[1].clone(),
+                            },
+                            result: None,
+                            reason: None,
+                            fault: None,
+                            detail: None,
+                            moves: 0,
+                            created_at: at,
+                            finished_at: None,
+                        },
+                        moves: Vec::new(),
+                    });
+                }
+                StoreEvent::Move {
+                    room_id, seq, cell, ..
+                } => {
+                    if let Some(g) = index.get(room_id).map(|&i| &mut games[i]) {
+                        g.moves.push(MoveRecord {
+                            x: cell[0],
+                            y: cell[1],
+                            seq: *seq,
+                            at,
+                        });
+                        g.summary.moves += 1;
+                    }
+                }
+                StoreEvent::Result {
+                    room_id,
+                    result,
+                    reason,
+                    forfeit,
+                    ..
+                } => {
+                    if let Some(g) = index.get(room_id).map(|&i| &mut games[i]) {
+                        g.summary.result = Some(outcome_str(*result).into());
+                        g.summary.reason = Some(reason_str(*reason).into());
+                        g.summary.fault = forfeit.as_ref().map(|f| f.fault.clone());
+                        g.summary.detail = forfeit.as_ref().map(|f| f.detail.clone());
+                        g.summary.finished_at = Some(at);
+                    }
+                }
+                StoreEvent::Session { .. } | StoreEvent::SessionsExpired { .. } => {}
+            }
+        }
+        games
+    }
+}
+
+impl Store for MemoryStore {
+    fn record(&self, event: StoreEvent) -> Commit {
+        match event {
+            StoreEvent::Session {
+                token_hash,
+                player_id,
+                name,
+            } => {
+                self.sessions.lock().insert(
+                    token_hash.clone(),
+                    RestoredSession {
+                        token_hash,
+                        player_id,
+                        name,
+                    },
+                );
+            }
+            // Nothing here is read back at start (memory does not survive a restart).
+            StoreEvent::SessionsExpired { .. } => {}
+            other => self.events.lock().push(other),
+        }
+        Commit::done()
+    }
+
+    fn list_games(&self, q: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {
+        let mut v: Vec<GameSummary> = self
+            .games()
+            .into_iter()
+            .map(|g| g.summary)
+            .filter(|s| {
+                s.finished_at
+                    .is_some_and(|f| q.before.as_ref().map_or(true, |c| c.admits(f, &s.id)))
+            })
+            .filter(|s| {
+                q.player.as_deref().map_or(true, |p| {
+                    [&s.players.x, &s.players.o]
+                        .iter()
+                        .any(|r| matches!(r, SeatRecord::Human { player_id, .. } if player_id == p))
+                })
+            })
+            .collect();
+        v.sort_by(|a, b| (b.finished_at, &b.id).cmp(&(a.finished_at, &a.id)));
+        v.truncate(q.limit as usize);
+        Ok(v)
+    }
+
+    fn game(&self, id: &str) -> Result<Option<GameRecord>, StoreError> {
+        Ok(self.games().into_iter().find(|g| g.summary.id == id))
+    }
+}
