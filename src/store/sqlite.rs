@@ -333,12 +333,12 @@ const SUMMARY_COLUMNS: &str = "g.id, g.game, g.width, g.height, g.rule, g.result
     g.created_at, g.finished_at, (SELECT COUNT(*) FROM moves m WHERE m.game_id = g.id), g.fault,
     g.detail";
 
-fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameSummary> {
-    let placeholder = SeatRecord::Bot {
-        level: String::new(),
-    };
+/// A `games` row with its two `seats` rows (written with it, in the same transaction).
+fn summary_row(conn: &Connection, r: &rusqlite::Row<'_>) -> rusqlite::Result<GameSummary> {
+    let id: String = r.get(0)?;
+    let players = seats_of(conn, &id)?;
     Ok(GameSummary {
-        id: r.get(0)?,
+        id,
         game: r.get(1)?,
         width: r.get(2)?,
         height: r.get(3)?,
@@ -350,18 +350,17 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameSummary> {
         moves: r.get(9)?,
         fault: r.get(10)?,
         detail: r.get(11)?,
-        players: GamePlayers {
-            x: placeholder.clone(),
-            o: placeholder,
-        },
+        players,
     })
 }
 
-fn fill_seats(conn: &Connection, g: &mut GameSummary) -> rusqlite::Result<()> {
+/// Both seats of a game. A game without one is a damaged database, reported as such rather
+/// than shown with a made-up seat.
+fn seats_of(conn: &Connection, id: &str) -> rusqlite::Result<GamePlayers> {
     let mut st = conn.prepare_cached(
         "SELECT seat, kind, player_id, name, bot_level FROM seats WHERE game_id = ?1",
     )?;
-    let rows = st.query_map([&g.id], |r| {
+    let rows = st.query_map([id], |r| {
         let seat: String = r.get(0)?;
         let kind: String = r.get(1)?;
         let rec = if kind == "bot" {
@@ -376,15 +375,23 @@ fn fill_seats(conn: &Connection, g: &mut GameSummary) -> rusqlite::Result<()> {
         };
         Ok((seat, rec))
     })?;
+    let (mut x, mut o) = (None, None);
     for row in rows {
         let (seat, rec) = row?;
         if seat == "x" {
-            g.players.x = rec;
+            x = Some(rec);
         } else {
-            g.players.o = rec;
+            o = Some(rec);
         }
     }
-    Ok(())
+    match (x, o) {
+        (Some(x), Some(o)) => Ok(GamePlayers { x, o }),
+        _ => Err(rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Null,
+            format!("game {id} lacks a row in seats for one of its players").into(),
+        )),
+    }
 }
 
 fn moves_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<MoveRecord>> {
@@ -403,14 +410,13 @@ fn moves_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<MoveRecord>> {
 
 fn game_of(conn: &Connection, id: &str) -> rusqlite::Result<Option<GameRecord>> {
     let sql = format!("SELECT {SUMMARY_COLUMNS} FROM games g WHERE g.id = ?1");
-    let Some(mut summary) = conn
+    let Some(summary) = conn
         .prepare_cached(&sql)?
-        .query_row([id], summary_row)
+        .query_row([id], |r| summary_row(conn, r))
         .optional()?
     else {
         return Ok(None);
     };
-    fill_seats(conn, &mut summary)?;
     let moves = moves_of(conn, id)?;
     Ok(Some(GameRecord { summary, moves }))
 }
@@ -491,13 +497,12 @@ impl Store for SqliteStore {
             Some(c) => (Some(c.finished_at), c.id.as_deref()),
             None => (None, None),
         };
-        let mut games: Vec<GameSummary> = conn
+        let games = conn
             .prepare_cached(&sql)?
-            .query_map(params![before, q.player, q.limit, before_id], summary_row)?
+            .query_map(params![before, q.player, q.limit, before_id], |r| {
+                summary_row(&conn, r)
+            })?
             .collect::<Result<_, _>>()?;
-        for g in &mut games {
-            fill_seats(&conn, g)?;
-        }
         Ok(games)
     }
 
