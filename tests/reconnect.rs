@@ -209,8 +209,16 @@ async fn an_expired_token_gets_a_fresh_identity_but_a_seat_keeps_its_token() {
     )
     .await;
     drop((idle, seated));
-    // The janitor runs every 100 ms at the earliest: give it several rounds.
-    tokio::time::sleep(Duration::from_millis(600)).await;
+    // Wait for the janitor to forget the idle session (the seated one stays): the sessions
+    // gauge says when, so no guessed sleep.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while server.metric("sessions").await > 1 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the idle session was never forgotten"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let mut c = server.connect().await;
     c.send(json!({"type": "hello", "token": w_idle["token"]}))
         .await;
