@@ -756,6 +756,9 @@ async fn hog_play(
     Ok(())
 }
 
+/// Time between the hog's `create_room`s (8 a second).
+const HOG_PACE: Duration = Duration::from_millis(125);
+
 /// Phase 4.
 async fn bot_hog(target: &Target, opts: &Opts, sources: &Sources) -> anyhow::Result<HogReport> {
     let addr = target.addr;
@@ -770,6 +773,10 @@ async fn bot_hog(target: &Target, opts: &Opts, sources: &Sources) -> anyhow::Res
     let mut hog = hello_from(addr, sources.next(), None, "hog").await?;
     let (mut rooms, mut refused_cap, mut refused_other) = (Vec::new(), 0, 0);
     for i in 0..opts.hog_games {
+        // Under the shipped rate limit (10/s, bursts of 30): a burst of 30 creates would leave
+        // no tokens for the hog's first moves, which the server would refuse, and its bots
+        // would never be asked to search.
+        tokio::time::sleep(HOG_PACE).await;
         let frame = wire::create_bot_room(BOT_BOARD, &opts.hog_level, i as u64 + 1);
         match create(&mut hog, frame).await? {
             Ok(r) => rooms.push(r),
