@@ -1,14 +1,14 @@
 //! A WebSocket client of the protocol: connect over loopback TCP, say hello, wait for a reply of
 //! a given type. Scenarios build on these and keep their own loops.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use futures::{SinkExt, StreamExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
+use tokio_tungstenite::tungstenite::{self, Message, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
 use crate::wire;
@@ -32,6 +32,45 @@ pub async fn connect(addr: SocketAddr) -> anyhow::Result<Ws> {
         .await
         .map_err(|_| anyhow!("connect to {addr} timed out"))?
         .with_context(|| format!("connect to {addr}"))?;
+    handshake(addr, tcp).await
+}
+
+/// Opens a WebSocket to `ws://addr/ws` from source address `from` (any of 127/8 on Linux
+/// reaches a loopback server, so a few clients can look like many addresses), with the
+/// socket's receive buffer set to `recv_buffer` bytes if given (a small one makes a client
+/// that never reads hold the server's queue, not its own kernel buffer).
+pub async fn connect_from(
+    addr: SocketAddr,
+    from: IpAddr,
+    recv_buffer: Option<u32>,
+) -> anyhow::Result<Ws> {
+    let socket = match from {
+        IpAddr::V4(_) => TcpSocket::new_v4(),
+        IpAddr::V6(_) => TcpSocket::new_v6(),
+    }?;
+    socket
+        .bind(SocketAddr::new(from, 0))
+        .with_context(|| format!("bind {from}"))?;
+    if let Some(n) = recv_buffer {
+        socket.set_recv_buffer_size(n)?;
+    }
+    let tcp = tokio::time::timeout(STEP, socket.connect(addr))
+        .await
+        .map_err(|_| anyhow!("connect to {addr} timed out"))?
+        .with_context(|| format!("connect to {addr} from {from}"))?;
+    handshake(addr, tcp).await
+}
+
+/// The HTTP status of a refused upgrade (e.g. 429 from the per-address rate limit), if that is
+/// why `connect` or `connect_from` failed.
+pub fn refused_status(e: &anyhow::Error) -> Option<u16> {
+    match e.downcast_ref::<tungstenite::Error>()? {
+        tungstenite::Error::Http(resp) => Some(resp.status().as_u16()),
+        _ => None,
+    }
+}
+
+async fn handshake(addr: SocketAddr, tcp: TcpStream) -> anyhow::Result<Ws> {
     let _ = tcp.set_nodelay(true);
     let (ws, _) = tokio::time::timeout(
         STEP,
@@ -99,6 +138,21 @@ pub fn room_id(joined: &str) -> anyhow::Result<String> {
         .and_then(|m| m.room)
         .map(|r| r.room_id)
         .ok_or_else(|| anyhow!("room_joined without room.room_id: {joined}"))
+}
+
+/// Reads (and discards) until the server's close frame and returns its code; `None` if the
+/// connection ended without one (a reset, 1006) or nothing came within `within`.
+pub async fn close_code(ws: &mut Ws, within: Duration) -> Option<u16> {
+    let read = async {
+        loop {
+            match ws.next().await? {
+                Ok(Message::Close(f)) => return f.map(|f| u16::from(f.code)),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+    };
+    tokio::time::timeout(within, read).await.ok().flatten()
 }
 
 /// Sends a close frame and gives the peer a moment to answer; errors are ignored.

@@ -4,7 +4,7 @@
 //! thinnest server on the same stack, so each number comes with the ratio to what the stack
 //! itself allows on the machine. See `docs/performance.md` for the commands and the results.
 //!
-//! - [`scenario`]: `connections`, `fanout`, `rooms`, `bots` (bounded: every loop ends by itself).
+//! - [`scenario`]: `connections`, `fanout`, `rooms`, `bots`, `abuse` (bounded: every loop ends by itself).
 //! - [`client`] and [`wire`]: the few messages a scripted client sends and reads.
 //! - [`stats`]: HdrHistogram latencies and medians; [`sys`]: fd limits, loopback-only targets,
 //!   a server's RSS from `/proc`; [`spawn`]: starting the servers for a run.

@@ -1,4 +1,4 @@
-//! `caro-loadgen`: drives caro-arena (and the baseline) over loopback with one of four
+//! `caro-loadgen`: drives caro-arena (and the baseline) over loopback with one of five
 //! scenarios, prints a human summary and one JSON line per run, and with both targets the
 //! medians and the server/baseline ratios.
 
@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use caro_loadgen::scenario::{bots, connections, fanout, rooms};
+use caro_loadgen::scenario::{abuse, bots, connections, fanout, rooms};
 use caro_loadgen::stats::median;
 use caro_loadgen::{spawn, sys, Target};
 use clap::{Args, Parser, Subcommand};
@@ -41,9 +41,10 @@ struct Targets {
     /// on port 0), instead of --server/--baseline.
     #[arg(long, global = true)]
     spawn: bool,
-    /// With --spawn: the server's configuration.
-    #[arg(long, global = true, default_value = "crates/loadgen/load.toml")]
-    config: PathBuf,
+    /// With --spawn: the server's configuration (default crates/loadgen/load.toml;
+    /// crates/loadgen/abuse.toml, the shipped limits, for `abuse`).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
     /// With --spawn: the server binary (default: caro-arena next to this one).
     #[arg(long, global = true)]
     server_bin: Option<PathBuf>,
@@ -106,6 +107,55 @@ enum Scenario {
         #[arg(long, default_value = "master")]
         level: String,
     },
+    /// Hostile clients against the shipped limits: slow readers, floods, a session flood, a bot
+    /// hog; what each costs the other players (server only).
+    Abuse {
+        /// Clients that never read and ask for `list_rooms`.
+        #[arg(long, default_value_t = 10)]
+        slow_clients: usize,
+        /// Rooms opened before they ask.
+        #[arg(long, default_value_t = 200)]
+        rooms: usize,
+        /// Length of the room creators' names (the server's limits.max_name_chars, 24 as
+        /// shipped: the largest replies it allows).
+        #[arg(long, default_value_t = 24)]
+        creator_name_chars: usize,
+        /// `list_rooms` per second per slow client (under limits.rate_per_sec).
+        #[arg(long, default_value_t = 9.0)]
+        slow_rate: f64,
+        /// Seconds the slow clients ask (the server's socket buffer takes up to 4 MiB per
+        /// client on Linux before its own queue fills).
+        #[arg(long, default_value_t = 30.0)]
+        slow_secs: f64,
+        /// Clients flooding messages (one more floods WebSocket pings).
+        #[arg(long, default_value_t = 4)]
+        flooders: usize,
+        /// Scripted games played beside the floods.
+        #[arg(long, default_value_t = 4)]
+        pairs: usize,
+        /// Their moves per second, over all games (each player stays under the rate limit).
+        #[arg(long, default_value_t = 20.0)]
+        pair_rate: f64,
+        /// Measured seconds of each players' run (without floods, during, during the session
+        /// flood).
+        #[arg(long, default_value_t = 8.0)]
+        phase_secs: f64,
+        /// Games against a bot one player asks for.
+        #[arg(long, default_value_t = 30)]
+        hog_games: usize,
+        /// Their level.
+        #[arg(long, default_value = "master")]
+        hog_level: String,
+        /// The bystander's bot level.
+        #[arg(long, default_value = "beginner")]
+        bystander_level: String,
+        /// Bot replies the bystander times, without and with the hog.
+        #[arg(long, default_value_t = 12)]
+        bystander_moves: usize,
+        /// Longest seconds of each bystander run.
+        #[arg(long, default_value_t = 90.0)]
+        bystander_secs: f64,
+    },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -151,6 +201,7 @@ enum Report {
     Fanout(fanout::Report),
     Rooms(rooms::Report),
     Bots(Box<bots::Report>),
+    Abuse(Box<abuse::Report>),
 }
 
 impl Report {
@@ -160,6 +211,7 @@ impl Report {
             Report::Fanout(r) => r.key_metrics(),
             Report::Rooms(r) => r.key_metrics(),
             Report::Bots(r) => r.key_metrics(),
+            Report::Abuse(r) => r.key_metrics(),
         }
     }
     fn human(&self) -> String {
@@ -168,6 +220,7 @@ impl Report {
             Report::Fanout(r) => r.human(),
             Report::Rooms(r) => r.human(),
             Report::Bots(r) => r.human(),
+            Report::Abuse(r) => r.human(),
         }
     }
 }
@@ -204,7 +257,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let t = &cli.targets;
     let mut which = Vec::new();
     let wanted = |n: &str| t.only.as_deref().map_or(true, |o| o == n);
-    let has_baseline = !matches!(cli.scenario, Scenario::Bots { .. });
+    let has_baseline = !matches!(cli.scenario, Scenario::Bots { .. } | Scenario::Abuse { .. });
     if t.spawn {
         if wanted("server") {
             which.push(Which {
@@ -244,6 +297,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Scenario::Fanout { .. } => "fanout",
         Scenario::Rooms { .. } => "rooms",
         Scenario::Bots { .. } => "bots",
+        Scenario::Abuse { .. } => "abuse",
     };
     let mut metrics: Vec<(&'static str, Vec<(&'static str, f64)>)> = Vec::new();
     for run in 1..=t.repeat.max(1) {
@@ -305,7 +359,15 @@ async fn run_one(cli: &Cli, w: &Which, scenario: &Scenario) -> anyhow::Result<Re
         }
         None => {
             let s = if w.name == "server" {
-                let config = t.config.display().to_string();
+                // The abuse scenario measures what an operator gets: the shipped limits.
+                let default = match scenario {
+                    Scenario::Abuse { .. } => "crates/loadgen/abuse.toml",
+                    _ => "crates/loadgen/load.toml",
+                };
+                let config = t
+                    .config
+                    .as_ref()
+                    .map_or(default.into(), |c| c.display().to_string());
                 let bin = match &t.server_bin {
                     Some(b) => b.clone(),
                     None => sibling("caro-arena")?,
@@ -370,6 +432,40 @@ async fn run_one(cli: &Cli, w: &Which, scenario: &Scenario) -> anyhow::Result<Re
                 level: level.clone(),
             };
             Report::Bots(Box::new(bots::run(&target, &o).await.context("bots")?))
+        }
+        Scenario::Abuse {
+            slow_clients,
+            rooms,
+            creator_name_chars,
+            slow_rate,
+            slow_secs,
+            flooders,
+            pairs,
+            pair_rate,
+            phase_secs,
+            hog_games,
+            hog_level,
+            bystander_level,
+            bystander_moves,
+            bystander_secs,
+        } => {
+            let o = abuse::Opts {
+                slow_clients: *slow_clients,
+                rooms: *rooms,
+                creator_name_chars: *creator_name_chars,
+                slow_rate: *slow_rate,
+                slow_time: Duration::from_secs_f64(*slow_secs),
+                flooders: *flooders,
+                pairs: *pairs,
+                pair_rate: *pair_rate,
+                phase_time: Duration::from_secs_f64(*phase_secs),
+                hog_games: *hog_games,
+                hog_level: hog_level.clone(),
+                bystander_level: bystander_level.clone(),
+                bystander_moves: *bystander_moves,
+                bystander_time: Duration::from_secs_f64(*bystander_secs),
+            };
+            Report::Abuse(Box::new(abuse::run(&target, &o).await.context("abuse")?))
         }
     };
     if let Some(s) = spawned {

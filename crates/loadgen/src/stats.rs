@@ -41,6 +41,11 @@ impl Latency {
         self.0.is_empty()
     }
 
+    /// The value at quantile `q` (0..=1), in milliseconds; 0 without samples.
+    pub fn quantile_ms(&self, q: f64) -> f64 {
+        self.0.value_at_quantile(q) as f64 / 1000.0
+    }
+
     /// The percentiles, in milliseconds.
     pub fn summary(&self) -> Percentiles {
         let ms = |q: f64| self.0.value_at_quantile(q) as f64 / 1000.0;

@@ -29,6 +29,16 @@ pub fn create_bot_room(size: u8, level: &str, id: u64) -> String {
     )
 }
 
+/// `list_rooms` (the first page).
+pub fn list_rooms(id: u64) -> String {
+    format!(r#"{{"type":"list_rooms","id":{id}}}"#)
+}
+
+/// `ping` (the protocol's, answered with `pong`).
+pub fn ping(id: u64) -> String {
+    format!(r#"{{"type":"ping","id":{id}}}"#)
+}
+
 /// `join_room` as `"player"` or `"spectator"`.
 pub fn join_room(room_id: &str, as_: &str, id: u64) -> String {
     format!(r#"{{"type":"join_room","room_id":"{room_id}","as":"{as_}","id":{id}}}"#)
@@ -54,6 +64,9 @@ pub struct Incoming<'a> {
     /// The message type.
     #[serde(rename = "type", borrow)]
     pub ty: &'a str,
+    /// The room of a `move` or `game_over`.
+    #[serde(default, borrow)]
+    pub room_id: Option<&'a str>,
     /// Event number (`move`, `game_over`).
     #[serde(default)]
     pub seq: Option<u64>,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use caro_arena::config::Config;
 use caro_arena::store::MemoryStore;
-use caro_loadgen::scenario::{bots, connections, fanout, rooms};
+use caro_loadgen::scenario::{abuse, bots, connections, fanout, rooms};
 use caro_loadgen::{baseline, client, wire, Target};
 use tokio::sync::oneshot;
 
@@ -241,6 +241,110 @@ async fn the_baseline_relays_a_frame_to_everyone_in_the_room() {
         .unwrap();
     let got = client::next_text(&mut lone).await.unwrap();
     assert_eq!(got.as_str(), wire::move_("mine", 1, 0, 0));
+}
+
+/// The shipped limits (every key of `[limits]` left at its default: per-address and per-player
+/// caps on), except long names and a small byte bound on the send queue, so that three slow
+/// clients asking for 100 rooms for four seconds overflow the server's socket buffers (up to
+/// 4 MiB each on Linux) and then its queue; quick bot levels so the test is short.
+fn shipped_limits() -> Config {
+    Config::from_toml(
+        r#"
+[server]
+log = "warn"
+shutdown_timeout_ms = 5000
+[limits]
+send_queue_bytes = 8192
+max_name_chars = 2000
+[search]
+min_move_ms = 0
+thinking_interval_ms = 0
+[bots.weak]
+description = "fast"
+games = ["caro"]
+max_depth = 1
+time_ms = 20
+[bots.strong]
+description = "slow"
+games = ["caro"]
+max_depth = 64
+time_ms = 500
+"#,
+    )
+    .expect("test config")
+}
+
+/// The abuse scenario, small: each phase measures what it says and the server's defences show
+/// in the counts and close codes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abuse_meets_each_defence_of_the_shipped_limits() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (_stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(caro_arena::run_with_store(
+        listener,
+        shipped_limits(),
+        Arc::new(MemoryStore::default()),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+    let o = abuse::Opts {
+        slow_clients: 3,
+        rooms: 100,
+        creator_name_chars: 2000,
+        slow_rate: 9.0,
+        slow_time: Duration::from_secs(4),
+        flooders: 2,
+        pairs: 1,
+        pair_rate: 4.0,
+        phase_time: Duration::from_secs(1),
+        hog_games: 6,
+        hog_level: "strong".into(),
+        bystander_level: "weak".into(),
+        bystander_moves: 3,
+        bystander_time: Duration::from_secs(60),
+    };
+    let r = abuse::run(&target("server", addr), &o).await.unwrap();
+    let h = r.human();
+    // Slow readers: 100 rooms need ten creators at rooms_per_player = 10; every slow client
+    // is dropped and reads 1013.
+    assert_eq!((r.slow.clients, r.slow.rooms_open), (3, 100), "{h}");
+    assert_eq!(r.slow.dropped, Some(3.0), "{h}");
+    assert_eq!(r.slow.close_codes.get("1013"), Some(&3), "{h}");
+    assert!(r.slow.rss_before.is_some() && r.slow.bytes_per_slow_client.is_some());
+    // Floods: every flood connection ends with 1008, the players are served meanwhile.
+    assert!(r.floods.connections >= 3, "{h}");
+    assert_eq!(
+        r.floods.close_codes.keys().collect::<Vec<_>>(),
+        ["1008"],
+        "{h}"
+    );
+    assert_eq!(
+        r.floods.ping_close_codes.keys().collect::<Vec<_>>(),
+        ["1008"],
+        "{h}"
+    );
+    assert!(
+        r.floods.ack_without.count > 0 && r.floods.ack_during.count > 0,
+        "{h}"
+    );
+    assert_eq!(r.floods.player_errors, 0, "{h}");
+    // Session flood: the burst of upgrades_per_ip_burst (50) and its refill are let in, the
+    // rest refused with 429.
+    assert!(r.sessions.accepted >= 50, "{h}");
+    assert!(r.sessions.refused_429 > 0, "{h}");
+    assert_eq!(r.sessions.other_errors, 0, "{h}");
+    assert_eq!(r.sessions.player_errors, 0, "{h}");
+    // Bot hog: bot_games_per_player = 4 of the 6 asked for.
+    assert_eq!(
+        (r.hog.accepted, r.hog.refused_cap, r.hog.refused_other),
+        (4, 2, 0),
+        "{h}"
+    );
+    assert_eq!((r.hog.without.count, r.hog.with.count), (3, 3), "{h}");
+    // Besides the players (127.0.0.1), every abusive connection had an address of its own.
+    assert!(r.source_addresses as u64 > r.floods.connections, "{h}");
 }
 
 #[test]
