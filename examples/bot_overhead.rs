@@ -59,6 +59,7 @@ async fn main() {
         min_move: Duration::ZERO,
         nice: 10,
         bot_vs_bot_slots: 1,
+        slots_per_player: 1,
     };
     let tracker = TaskTracker::new();
     let pool = BotPool::new(

@@ -4,8 +4,9 @@
 //! and time budget and a stop flag the engine polls every ~1024 nodes. The `search.max_concurrent`
 //! search slots bound the searches running at once: a room whose bot waits for a slot simply
 //! waits (the wait is cancellable), the server stays responsive. Slots go to players in turn
-//! ([`slots`]: round robin over the players with a search waiting), so one player's many bot
-//! games cannot keep another's bot waiting behind all of them. The slot is taken before the
+//! ([`slots`]: the waiting player holding the fewest slots first, and one player never more than
+//! `search.slots_per_player`), so one player's many bot games cannot keep another's bot waiting
+//! behind all of them. The slot is taken before the
 //! task is spawned and held by the task until the search has returned, so a search stopped late
 //! still counts against the bound. Progress is reported as [`BotEvent::Thinking`] (throttled, dropped
 //! when the room is busy) and the answer as [`BotEvent::Done`], always a move unless the game is
@@ -197,7 +198,7 @@ impl BotPool {
             levels,
             outside,
             shutdown,
-            slots: Slots::new(search.max_concurrent),
+            slots: Slots::new(search.max_concurrent, search.slots_per_player),
             bot_vs_bot: Arc::new(Semaphore::new(search.bot_vs_bot_slots)),
             metrics,
             tracker,

@@ -7,7 +7,10 @@
 //! recently among those (max-min fairness; with one search each, the round robin of Nagle's fair
 //! queuing, RFC 970). One player's many bot games therefore wait behind each other, not in front
 //! of a bystander: a bystander who holds no slot is served as soon as one frees, ahead of every
-//! search queued by owners already holding one. A player alone gets every slot.
+//! search queued by owners already holding one. And one owner holds at most
+//! `search.slots_per_player` slots (all but one by default), so with two slots or more a
+//! bystander finds one free: its bot waits for no running search either (unless as many other
+//! players as there are slots are searching).
 //!
 //! A wait is cancellable: dropping it (a room that ends, a resignation) takes its place out of
 //! the queue, and a slot handed to a wait that has just been dropped comes back at once.
@@ -28,6 +31,8 @@ pub type Owner = Arc<str>;
 /// The search slots and the searches waiting for one.
 pub struct Slots {
     inner: Mutex<Inner>,
+    /// Slots one owner may hold at once.
+    per_owner: usize,
 }
 
 struct Inner {
@@ -69,7 +74,7 @@ impl Drop for Slot {
                     inner.owners.remove(&self.owner);
                 }
             }
-            inner.dispatch()
+            inner.dispatch(self.slots.per_owner)
         };
         Slots::grant(&self.slots, grants);
     }
@@ -80,12 +85,13 @@ impl Inner {
     /// holding the fewest slots, served least recently, waiting longest. The senders are
     /// returned to be completed after the lock is let go (a `Slot` whose wait was dropped
     /// meanwhile is dropped there, and takes the lock to come back).
-    fn dispatch(&mut self) -> Vec<(Owner, oneshot::Sender<Slot>)> {
+    fn dispatch(&mut self, per_owner: usize) -> Vec<(Owner, oneshot::Sender<Slot>)> {
         let mut grants = Vec::new();
         while self.free > 0 {
             let next = self
                 .owners
                 .iter()
+                .filter(|(_, o)| o.running < per_owner)
                 .filter_map(|(owner, o)| {
                     let (oldest, _) = o.queue.front()?;
                     Some(((o.running, o.served, *oldest), owner))
@@ -132,9 +138,10 @@ impl Drop for Waiting<'_> {
 }
 
 impl Slots {
-    /// `slots` slots, all free.
-    pub fn new(slots: usize) -> Arc<Slots> {
+    /// `slots` slots, all free, of which one owner may hold `per_owner`.
+    pub fn new(slots: usize, per_owner: usize) -> Arc<Slots> {
         Arc::new(Slots {
+            per_owner: per_owner.max(1),
             inner: Mutex::new(Inner {
                 free: slots,
                 clock: 0,
@@ -154,7 +161,11 @@ impl Slots {
             let mut inner = self.inner.lock();
             inner.clock += 1;
             let now = inner.clock;
-            let free = inner.free > 0;
+            let under_cap = inner
+                .owners
+                .get(owner)
+                .map_or(true, |o| o.running < self.per_owner);
+            let free = inner.free > 0 && under_cap;
             if free {
                 inner.free -= 1;
             }
@@ -219,7 +230,7 @@ mod tests {
     /// Queues `owners` in that order behind a held slot, releases it, and returns the order in
     /// which they were served (each gives its slot back at once).
     async fn served(slots: usize, owners: &[&str]) -> Vec<String> {
-        let pool = Slots::new(slots);
+        let pool = Slots::new(slots, slots);
         let cancel = CancellationToken::new();
         let held: Vec<Slot> = {
             let mut v = Vec::new();
@@ -271,7 +282,7 @@ mod tests {
     /// bystander of a hog is served as soon as a slot frees.
     #[tokio::test]
     async fn an_owner_holding_no_slot_goes_first() {
-        let pool = Slots::new(2);
+        let pool = Slots::new(2, 2);
         let never = CancellationToken::new();
         let (a, b): (Owner, Owner) = ("A".into(), "B".into());
         let first = pool.acquire(&a, &never).await.unwrap();
@@ -289,6 +300,26 @@ mod tests {
         );
     }
 
+    /// One owner holds at most its share of the slots, even with one free: the free one is
+    /// another owner's at once.
+    #[tokio::test]
+    async fn an_owner_holds_at_most_its_share() {
+        let pool = Slots::new(2, 1);
+        let never = CancellationToken::new();
+        let (a, b): (Owner, Owner) = ("A".into(), "B".into());
+        let first = pool.acquire(&a, &never).await.unwrap();
+        let mut a_waits = Box::pin(pool.acquire(&a, &never));
+        assert!(
+            futures_poll_once(a_waits.as_mut()).await.is_none(),
+            "A waits"
+        );
+        let b_slot = pool.acquire(&b, &never).await;
+        assert!(b_slot.is_some(), "B took the free slot at once");
+        drop(first);
+        let a_slot = futures_poll_once(a_waits.as_mut()).await.flatten();
+        assert!(a_slot.is_some(), "A's next search runs when its first ends");
+    }
+
     /// Within one owner, and with several slots, searches keep their order.
     #[tokio::test]
     async fn one_owner_is_first_in_first_out() {
@@ -298,7 +329,7 @@ mod tests {
     /// A wait that is cancelled leaves the queue, and the slot goes to the next one.
     #[tokio::test]
     async fn a_cancelled_wait_leaves_nothing_behind() {
-        let pool = Slots::new(1);
+        let pool = Slots::new(1, 1);
         let never = CancellationToken::new();
         let held = pool.acquire(&"A".into(), &never).await.unwrap();
         let cancel = CancellationToken::new();
@@ -331,7 +362,7 @@ mod tests {
     /// A slot sent to a wait that is dropped before it sees it comes back.
     #[tokio::test]
     async fn a_slot_sent_to_a_dropped_wait_comes_back() {
-        let pool = Slots::new(1);
+        let pool = Slots::new(1, 1);
         let never = CancellationToken::new();
         let held = pool.acquire(&"A".into(), &never).await.unwrap();
         let owner: Owner = "B".into();
