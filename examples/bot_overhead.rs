@@ -59,6 +59,7 @@ async fn main() {
         min_move: Duration::ZERO,
         nice: 10,
         bot_vs_bot_slots: 1,
+        slots_per_player: 1,
     };
     let tracker = TaskTracker::new();
     let pool = BotPool::new(
@@ -82,7 +83,7 @@ async fn main() {
     let mut to_answer = Vec::with_capacity(moves);
     for gen in 0..moves as u64 + 5 {
         let t = Instant::now();
-        let _handle = pool.start(&seat, board.clone(), true, gen, tx.clone());
+        let _handle = pool.start(&seat, board.clone(), true, "bench".into(), gen, tx.clone());
         let mut started = None;
         loop {
             match rx.recv().await.expect("an answer") {

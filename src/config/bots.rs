@@ -33,6 +33,9 @@ pub struct RawSearch {
     /// Searches of games between two bots may hold at most this many of the `max_concurrent`
     /// slots (default: all but one).
     pub bot_vs_bot_slots: Option<usize>,
+    /// One player's searches may hold at most this many of the `max_concurrent` slots
+    /// (default: all but one), so another player's bot finds a slot free.
+    pub slots_per_player: Option<usize>,
 }
 
 impl Default for RawSearch {
@@ -43,6 +46,7 @@ impl Default for RawSearch {
             min_move_ms: 300,
             nice: 10,
             bot_vs_bot_slots: None,
+            slots_per_player: None,
         }
     }
 }
@@ -61,6 +65,9 @@ pub struct SearchConfig {
     /// Slots that searches of bot-vs-bot games may hold at once (< `max_concurrent` when it is
     /// above 1, so games with a human always find one).
     pub bot_vs_bot_slots: usize,
+    /// Slots that one player's searches may hold at once (< `max_concurrent` when it is above
+    /// 1, so a bystander's bot finds one free however many bot games a player runs).
+    pub slots_per_player: usize,
 }
 
 impl TryFrom<RawSearch> for SearchConfig {
@@ -73,6 +80,7 @@ impl TryFrom<RawSearch> for SearchConfig {
             min_move_ms,
             nice,
             bot_vs_bot_slots,
+            slots_per_player,
         } = raw;
         if nice > 19 {
             return Err(invalid("search.nice", "must be 0..=19"));
@@ -80,21 +88,18 @@ impl TryFrom<RawSearch> for SearchConfig {
         if max_concurrent == 0 {
             return Err(invalid("search.max_concurrent", "must be at least 1"));
         }
+        let all_but_one = |key: &str, given: Option<usize>| match given {
+            None => Ok(max_concurrent.saturating_sub(1).max(1)),
+            Some(n) if (1..=max_concurrent).contains(&n) => Ok(n),
+            Some(_) => Err(invalid(key, "must be 1..=search.max_concurrent")),
+        };
         Ok(SearchConfig {
             max_concurrent,
             thinking_interval: ms("search.thinking_interval_ms", thinking_interval_ms, 0)?,
             min_move: ms("search.min_move_ms", min_move_ms, 0)?,
             nice,
-            bot_vs_bot_slots: match bot_vs_bot_slots {
-                None => max_concurrent.saturating_sub(1).max(1),
-                Some(n) if (1..=max_concurrent).contains(&n) => n,
-                Some(_) => {
-                    return Err(invalid(
-                        "search.bot_vs_bot_slots",
-                        "must be 1..=search.max_concurrent",
-                    ))
-                }
-            },
+            bot_vs_bot_slots: all_but_one("search.bot_vs_bot_slots", bot_vs_bot_slots)?,
+            slots_per_player: all_but_one("search.slots_per_player", slots_per_player)?,
         })
     }
 }
@@ -352,6 +357,10 @@ mod tests {
     use crate::config::Config;
     use caro_engine::Rule;
 
+    fn err_of(raw: RawSearch) -> String {
+        SearchConfig::try_from(raw).unwrap_err().to_string()
+    }
+
     #[test]
     fn search_errors_name_the_key_and_bot_games_leave_a_slot() {
         let d = RawSearch::default;
@@ -361,8 +370,22 @@ mod tests {
         })
         .unwrap();
         assert_eq!(s.bot_vs_bot_slots, 3, "all but one by default");
+        assert_eq!(s.slots_per_player, 3, "all but one by default");
         let s = SearchConfig::try_from(d()).unwrap();
         assert_eq!((s.max_concurrent, s.bot_vs_bot_slots), (2, 1));
+        let s = SearchConfig::try_from(RawSearch {
+            max_concurrent: 1,
+            ..d()
+        })
+        .unwrap();
+        assert_eq!(s.slots_per_player, 1, "one slot: it is everybody's");
+        assert_eq!(
+            err_of(RawSearch {
+                slots_per_player: Some(0),
+                ..d()
+            }),
+            "search.slots_per_player: must be 1..=search.max_concurrent"
+        );
         let err = |raw: RawSearch| SearchConfig::try_from(raw).unwrap_err().to_string();
         assert_eq!(
             err(RawSearch {

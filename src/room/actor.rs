@@ -56,6 +56,9 @@ pub(super) struct Room {
     search_gen: u64,
     bot_tx: mpsc::Sender<BotEvent>,
     bot_rx: Option<mpsc::Receiver<BotEvent>>,
+    /// Who opened the room (`None` when restored: the store does not keep it); the owner of a
+    /// game between bots when it waits for a search slot.
+    creator: Option<Arc<str>>,
     closed: bool,
 }
 
@@ -99,6 +102,7 @@ impl Room {
             search_gen: 0,
             bot_tx,
             bot_rx: Some(bot_rx),
+            creator: None,
             closed: false,
         };
         room.ctx.metrics.rooms.fetch_add(1, Relaxed);
@@ -194,6 +198,7 @@ impl Room {
             },
         });
         let (mut room, summary) = Room::blank(ctx, id, params.rules, occupants);
+        room.creator = Some(creator.player_id.clone());
         room.seats.add_member(&creator, creator_seat);
         room.maybe_start();
         room.publish();

@@ -223,13 +223,24 @@ impl Room {
             return;
         }
         let seat = self.to_move();
-        let opponent_human = matches!(self.seats.occupant(seat.other()), Occupant::Human(_));
+        // Whose turn the search waits in for a slot (docs/bots.md, "Search slots"): the human
+        // of the game, else the creator of a game between bots, else (a game between bots
+        // restored after a restart) the room itself.
+        let human = match self.seats.occupant(seat.other()) {
+            Occupant::Human(h) => Some(h.player_id.clone()),
+            _ => None,
+        };
+        let opponent_human = human.is_some();
+        let owner = human
+            .or_else(|| self.creator.clone())
+            .unwrap_or_else(|| self.id.clone());
         if let Occupant::Bot { bot, .. } = self.seats.occupant(seat) {
             self.search_gen += 1;
             self.search = Some(self.ctx.bots.start(
                 bot,
                 self.board.clone(),
                 opponent_human,
+                owner,
                 self.search_gen,
                 self.bot_tx.clone(),
             ));

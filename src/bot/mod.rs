@@ -1,18 +1,21 @@
 //! The bot adapter: the only bridge between the engine (plain blocking code) and the async server.
 //!
 //! A search is a `spawn_blocking` task, so it never stalls the reactor, with the level's depth
-//! and time budget and a stop flag the engine polls every ~1024 nodes. A global semaphore
-//! bounds the searches running at once: a room whose bot waits for a permit simply waits (the
-//! wait is cancellable), the server stays responsive. The permit is taken before the task is
-//! spawned and held by the task until the search has returned, so a search stopped late still
-//! counts against the bound. Progress is reported as [`BotEvent::Thinking`] (throttled, dropped
+//! and time budget and a stop flag the engine polls every ~1024 nodes. The `search.max_concurrent`
+//! search slots bound the searches running at once: a room whose bot waits for a slot simply
+//! waits (the wait is cancellable), the server stays responsive. Slots go to players in turn
+//! ([`slots`]: the waiting player holding the fewest slots first, and one player never more than
+//! `search.slots_per_player`), so one player's many bot games cannot keep another's bot waiting
+//! behind all of them. The slot is taken before the
+//! task is spawned and held by the task until the search has returned, so a search stopped late
+//! still counts against the bound. Progress is reported as [`BotEvent::Thinking`] (throttled, dropped
 //! when the room is busy) and the answer as [`BotEvent::Done`], always a move unless the game is
 //! over (the best move of the last finished depth, or a legal fallback when stopped early; a
 //! search that panicked answers `None` and the room falls back). Dropping the [`SearchHandle`]
 //! cancels the search.
 //!
-//! **The search threads.** The tasks run on a blocking pool of their own: a tokio runtime built
-//! only for its blocking pool (`SearchThreads`), at most `search.max_concurrent` threads,
+//! **The search threads** ([`threads`]). The tasks run on a blocking pool of their own: a tokio
+//! runtime built only for its blocking pool (`SearchThreads`), at most `search.max_concurrent` threads,
 //! each made `search.nice` steps nicer when it starts, so players' messages get the CPU first
 //! (docs/performance.md). It is not the server's shared blocking pool because a thread that
 //! has been niced cannot be given its priority back unless the process may raise priorities
@@ -29,24 +32,27 @@
 //! back when a thread exits.
 //!
 //! Levels played by an outside Gomocup engine go through [`crate::outside`] instead of a search
-//! thread, under the same semaphore: a move of an outside engine is a search like any
-//! other. It takes a process slot of its level first, then a search permit, so a level whose
+//! thread, under the same slots: a move of an outside engine is a search like any
+//! other. It takes a process slot of its level first, then a search slot, so a level whose
 //! processes are all busy never sits on a permit a built-in bot could use. Its answer arrives as
 //! [`BotEvent::Done`] (always a legal move) or [`BotEvent::Forfeit`]; it reports no progress.
 //!
 //! This module never touches rooms, clients or the protocol beyond sending events back.
 
+mod slots;
+mod threads;
+
+pub use slots::Owner;
+pub use threads::SEARCH_THREAD_KEEP_ALIVE;
+
 use indexmap::IndexMap;
-use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use caro_engine::bot::Bot;
-use caro_engine::search::{Engine, SearchInfo};
+use caro_engine::search::SearchInfo;
 use caro_engine::{Board, Move};
-use tokio::runtime::{Handle, Runtime};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -56,6 +62,8 @@ use crate::config::{BotConfig, BotEngine, SearchConfig};
 use crate::metrics::Metrics;
 use crate::outside::{EnginePool, GameClock};
 use crate::protocol::Fault;
+use slots::{Slot, Slots};
+use threads::{think, SearchThreads};
 
 /// A search's progress, as `bot_thinking` shows it.
 #[derive(Clone, Debug)]
@@ -149,7 +157,8 @@ pub struct BotPool {
     levels: IndexMap<String, BotConfig>,
     outside: BTreeMap<String, Arc<EnginePool>>,
     shutdown: CancellationToken,
-    permits: Arc<Semaphore>,
+    /// The `search.max_concurrent` search slots, served to owners in turn.
+    slots: Arc<Slots>,
     /// Taken first by searches of games without a human seat: fewer than `permits`, so a game
     /// with a player always finds a search slot however many bot-vs-bot games run.
     bot_vs_bot: Arc<Semaphore>,
@@ -189,7 +198,7 @@ impl BotPool {
             levels,
             outside,
             shutdown,
-            permits: Arc::new(Semaphore::new(search.max_concurrent)),
+            slots: Slots::new(search.max_concurrent, search.slots_per_player),
             bot_vs_bot: Arc::new(Semaphore::new(search.bot_vs_bot_slots)),
             metrics,
             tracker,
@@ -221,31 +230,30 @@ impl BotPool {
     }
 
     /// Starts a search of `board` for the side to move; events go to `events`.
-    /// `opponent_human` is told to outside engines (`INFO game_type`).
+    /// `opponent_human` is told to outside engines (`INFO game_type`) and decides the
+    /// bot-vs-bot rule; `owner` is whose turn the search waits for a slot in (the human of
+    /// the game, or the creator of a game between bots).
     pub fn start(
         &self,
         bot: &BotSeat,
         board: Board,
         opponent_human: bool,
+        owner: Owner,
         gen: u64,
         events: mpsc::Sender<BotEvent>,
     ) -> SearchHandle {
+        let permits = self.permits(opponent_human, owner);
         match &bot.engine {
             SeatEngine::Builtin { level, seed } => {
-                self.start_builtin(*level, *seed, board, opponent_human, gen, events)
+                self.start_builtin(*level, *seed, board, permits, gen, events)
             }
-            SeatEngine::Outside { pool, clock } => self.start_outside(
-                pool.clone(),
-                clock.clone(),
-                board,
-                opponent_human,
-                gen,
-                events,
-            ),
+            SeatEngine::Outside { pool, clock } => {
+                self.start_outside(pool.clone(), clock.clone(), board, permits, gen, events)
+            }
         }
     }
 
-    /// A move of an outside engine: a process slot of its level, a search permit, then the
+    /// A move of an outside engine: a process slot of its level, a search slot, then the
     /// exchange with the process. Not cancelled with its game: the engine finishes its move
     /// (bounded by its time and the margin) so its process can be reused, and the answer is
     /// dropped. Server shutdown stops it at once.
@@ -254,16 +262,17 @@ impl BotPool {
         pool: Arc<EnginePool>,
         clock: Arc<GameClock>,
         board: Board,
-        opponent_human: bool,
+        permits: Permits,
         gen: u64,
         events: mpsc::Sender<BotEvent>,
     ) -> SearchHandle {
+        // Only games with a human seat skip the bot-vs-bot permit.
+        let opponent_human = permits.bot_vs_bot.is_none();
         let cancel = CancellationToken::new();
         let handle = SearchHandle {
             stop: Arc::new(AtomicBool::new(false)),
             cancel: cancel.clone(),
         };
-        let permits = self.permits(opponent_human);
         let metrics = self.metrics.clone();
         let min_move = self.min_move;
         let shutdown = self.shutdown.clone();
@@ -309,10 +318,11 @@ impl BotPool {
         handle
     }
 
-    /// The permits a search of this game takes.
-    fn permits(&self, opponent_human: bool) -> Permits {
+    /// What a search of this game takes before it runs.
+    fn permits(&self, opponent_human: bool, owner: Owner) -> Permits {
         Permits {
-            search: self.permits.clone(),
+            slots: self.slots.clone(),
+            owner,
             bot_vs_bot: (!opponent_human).then(|| self.bot_vs_bot.clone()),
         }
     }
@@ -329,7 +339,7 @@ impl BotPool {
         level: caro_engine::bot::Level,
         seed: u64,
         board: Board,
-        opponent_human: bool,
+        permits: Permits,
         gen: u64,
         events: mpsc::Sender<BotEvent>,
     ) -> SearchHandle {
@@ -339,7 +349,6 @@ impl BotPool {
             stop: stop.clone(),
             cancel: cancel.clone(),
         };
-        let permits = self.permits(opponent_human);
         let metrics = self.metrics.clone();
         let interval = self.thinking_interval;
         let threads = self.threads.handle();
@@ -453,111 +462,18 @@ async fn wait_min_move(until: Instant, cancel: &CancellationToken) -> bool {
     }
 }
 
-/// Transposition table of a search thread's engine, in MiB (the size `Bot::new` uses).
-const TT_MB: usize = 16;
-
-/// How long an idle search thread lives, with its engine: long enough to keep the tables of a
-/// game with a human who thinks a while, short enough to give the memory back to an idle server.
-pub const SEARCH_THREAD_KEEP_ALIVE: Duration = Duration::from_secs(60);
-
-thread_local! {
-    /// The engine of this search thread, between its searches.
-    static ENGINE: Cell<Option<Engine>> = const { Cell::new(None) };
-}
-
-/// One bot move on a search thread, with the thread's engine (created on its first search):
-/// taken out for the search and put back after it. A search that panics loses the engine with
-/// it, and the next search on this thread starts a fresh one.
-fn think(
-    level: caro_engine::bot::Level,
-    seed: u64,
-    board: &Board,
-    stop: &AtomicBool,
-    report: &mut dyn FnMut(&SearchInfo),
-) -> Option<Move> {
-    let engine = ENGINE.take().unwrap_or_else(|| Engine::new(TT_MB));
-    let mut bot = Bot::with_engine(level, seed, engine);
-    let best = bot.choose(board, stop, report).map(|r| r.best);
-    ENGINE.set(Some(bot.into_engine()));
-    best
-}
-
-/// The search threads: a tokio runtime used only for its blocking pool (see the module docs for
-/// why not the server's). It has no worker thread and no driver; `spawn_blocking` on its handle
-/// works from any runtime, and the caller awaits the result as any `JoinHandle`.
-struct SearchThreads {
-    /// `None` once shut down (in `Drop`).
-    runtime: Option<Runtime>,
-}
-
-impl SearchThreads {
-    fn new(max_concurrent: usize, nice: u8) -> SearchThreads {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .thread_name("bot-search")
-            // The search permits already bound the searches; the pool never needs more.
-            .max_blocking_threads(max_concurrent.max(1))
-            .thread_keep_alive(SEARCH_THREAD_KEEP_ALIVE)
-            .on_thread_start(move || lower_priority(nice))
-            .build()
-            .expect("a runtime without I/O or timer drivers has nothing that can fail to start");
-        SearchThreads {
-            runtime: Some(runtime),
-        }
-    }
-
-    fn handle(&self) -> Handle {
-        self.runtime
-            .as_ref()
-            .expect("only Drop takes the runtime")
-            .handle()
-            .clone()
-    }
-}
-
-impl Drop for SearchThreads {
-    fn drop(&mut self) {
-        // Dropping a runtime waits for its threads, which a runtime's own tasks may not do: the
-        // pool may be dropped inside the server's runtime. Searches still running (none after a
-        // clean shutdown) end on their own.
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
-/// Makes the calling thread `nice` steps nicer than it is (Linux: the nice value is per thread).
-/// Searches then take only the CPU that connections and rooms leave: with every search slot
-/// busy on a small machine, players' moves still go through at once (docs/performance.md).
-fn lower_priority(nice: u8) {
-    #[cfg(target_os = "linux")]
-    if nice > 0 {
-        // SAFETY: plain system calls on the calling thread's own id; no memory is shared.
-        unsafe {
-            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-            *libc::__errno_location() = 0;
-            let current = libc::getpriority(libc::PRIO_PROCESS, tid);
-            if *libc::__errno_location() == 0 {
-                let target = (current + i32::from(nice)).min(19);
-                if libc::setpriority(libc::PRIO_PROCESS, tid, target) != 0 {
-                    tracing::debug!("search thread keeps its priority: setpriority failed");
-                }
-            }
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = nice;
-}
-
-/// The semaphores a search waits on: every search takes a search permit; a search of a game
-/// between bots first takes a bot-vs-bot permit.
+/// What a search waits for: every search a search slot, in its owner's turn; a search of a
+/// game between bots first a bot-vs-bot permit (a semaphore: those games are few per player,
+/// `limits.bot_rooms_per_player`).
 struct Permits {
-    search: Arc<Semaphore>,
+    slots: Arc<Slots>,
+    owner: Owner,
     bot_vs_bot: Option<Arc<Semaphore>>,
 }
 
 /// Held while a search runs.
 struct Held {
-    _search: OwnedSemaphorePermit,
+    _search: Slot,
     _bot_vs_bot: Option<OwnedSemaphorePermit>,
 }
 
@@ -571,97 +487,10 @@ impl Permits {
             }),
             None => None,
         };
-        let search = tokio::select! {
-            p = self.search.acquire_owned() => p.ok()?,
-            _ = cancel.cancelled() => return None,
-        };
+        let search = self.slots.acquire(&self.owner, cancel).await?;
         Some(Held {
             _search: search,
             _bot_vs_bot: bot_vs_bot,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use caro_engine::bot::{Level, Style};
-    use caro_engine::Rules;
-
-    /// The calling thread's nice value.
-    #[cfg(target_os = "linux")]
-    fn nice() -> i32 {
-        // SAFETY: a plain system call about the calling thread.
-        unsafe {
-            let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-            libc::getpriority(libc::PRIO_PROCESS, tid)
-        }
-    }
-
-    /// Search threads are niced for good, so they must be a pool of their own: the server's
-    /// `spawn_blocking` work (store reads) runs at the server's priority, before and after a
-    /// search.
-    #[cfg(target_os = "linux")]
-    #[tokio::test]
-    async fn niced_search_threads_are_not_the_servers_blocking_pool() {
-        let base = tokio::task::spawn_blocking(nice).await.unwrap();
-        let threads = SearchThreads::new(1, 3);
-        let searching = threads.handle().spawn_blocking(nice).await.unwrap();
-        assert_eq!(searching, (base + 3).min(19));
-        let after = tokio::task::spawn_blocking(nice).await.unwrap();
-        assert_eq!(after, base);
-    }
-
-    /// Whether this thread holds an engine between searches.
-    fn has_engine() -> bool {
-        let engine = ENGINE.take();
-        let has = engine.is_some();
-        ENGINE.set(engine);
-        has
-    }
-
-    /// A search thread keeps its engine from one search to the next, of any game.
-    #[tokio::test]
-    async fn a_search_thread_keeps_its_engine() {
-        // One thread, so both searches run on it.
-        let threads = SearchThreads::new(1, 0);
-        let level = Level {
-            style: Style::Full,
-            max_depth: 3,
-            time: Duration::from_secs(5),
-            blunder: 0.0,
-        };
-        let game = |rules: Rules| {
-            let mut b = Board::new(rules);
-            b.play(Move::new(2, 2));
-            b
-        };
-        let mut had = Vec::new();
-        for board in [
-            game(Rules::caro_default()),
-            game(Rules::caro(9, 9, caro_engine::Rule::Caro).unwrap()),
-        ] {
-            let (before, best, after) = threads
-                .handle()
-                .spawn_blocking(move || {
-                    let before = has_engine();
-                    let best = think(level, 1, &board, &AtomicBool::new(false), &mut |_| {});
-                    (
-                        before,
-                        best.map(|m| board.clone().try_play(m).is_ok()),
-                        has_engine(),
-                    )
-                })
-                .await
-                .unwrap();
-            assert_eq!(best, Some(true), "a legal move");
-            assert!(after, "the engine is put back after the search");
-            had.push(before);
-        }
-        assert_eq!(
-            had,
-            [false, true],
-            "created by the first search, reused by the second"
-        );
     }
 }
