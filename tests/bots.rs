@@ -254,8 +254,11 @@ async fn the_search_semaphore_bounds_concurrent_searches() {
 #[tokio::test]
 async fn bot_games_leave_a_search_slot_to_games_with_a_human() {
     assert_eq!(peak_searches(2, false).await, 1);
+    // One player runs every game here, so the per-player share of slots (tests/fair_bots.rs)
+    // is lifted to the whole pool: this test is about the bot-vs-bot slots alone.
     let server = start(config_with_bots(
         "max_concurrent = 2
+slots_per_player = 2
 min_move_ms = 0",
         r#"
 [bots.slow]
@@ -277,11 +280,12 @@ time_ms = 8000
         assert_eq!((&v["type"], &v["seq"]), (&json!("move"), &json!(1)), "{v}");
         first_moves.insert(v["room_id"].to_string());
     }
-    let (_, room) = create(
-        &mut h,
-        json!({"type": "create_room", "game": "caro", "width": 9, "x": "me", "o": {"bot": "quick"}}),
-    )
-    .await;
+    // The bot games' searches report their progress on this socket meanwhile.
+    h.send(json!({"type": "create_room", "game": "caro", "width": 9, "x": "me", "o": {"bot": "quick"}}))
+        .await;
+    let joined = h.recv_skip(&["room_update", "bot_thinking"]).await;
+    assert_eq!(joined["type"], "room_joined", "{joined}");
+    let room = joined["room"]["room_id"].as_str().unwrap().to_string();
     for (x, y) in [(0, 0), (8, 0), (0, 8)] {
         h.send(json!({"type": "move", "room_id": room, "x": x, "y": y}))
             .await;
