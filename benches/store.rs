@@ -23,6 +23,7 @@ fn created(id: &str) -> StoreEvent {
         width: 32,
         height: 32,
         rule: Some("freestyle"),
+        time_control: caro_arena::protocol::TimeControl::None,
         seats: [
             SeatRecord::Bot { level: "a".into() },
             SeatRecord::Bot { level: "b".into() },
@@ -38,6 +39,7 @@ async fn play(store: Arc<dyn Store>, id: String, moves: u64) {
             seq,
             seat: if seq % 2 == 1 { Seat::X } else { Seat::O },
             cell: [(seq % 32) as u8, (seq / 32 % 32) as u8],
+            clock: None,
         };
         store.record(ev).wait().await.unwrap();
     }

@@ -83,7 +83,15 @@ async fn main() {
     let mut to_answer = Vec::with_capacity(moves);
     for gen in 0..moves as u64 + 5 {
         let t = Instant::now();
-        let _handle = pool.start(&seat, board.clone(), true, "bench".into(), gen, tx.clone());
+        let _handle = pool.start(
+            &seat,
+            board.clone(),
+            true,
+            "bench".into(),
+            gen,
+            tx.clone(),
+            None,
+        );
         let mut started = None;
         loop {
             match rx.recv().await.expect("an answer") {

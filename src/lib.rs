@@ -91,6 +91,10 @@ fn room_settings(config: &Config) -> RoomSettings {
         max_spectators: config.limits.max_spectators,
         min_board: config.limits.min_board,
         max_board: config.limits.max_board,
+        idle_move: config.rooms.idle_move,
+        min_clock_ms: config.limits.min_clock_ms,
+        max_clock_ms: config.limits.max_clock_ms,
+        max_increment_ms: config.limits.max_increment_ms,
     }
 }
 

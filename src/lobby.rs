@@ -288,7 +288,8 @@ impl Lobby {
                 .insert(handle.id.clone(), RoomEntry { handle, summary });
         }
     }
-    /// Checks `create_room` parameters (board bounds, rule, bot levels).
+    /// Checks `create_room` parameters (board bounds, rule, bot levels, time control).
+    #[allow(clippy::too_many_arguments)]
     pub fn check_params(
         &self,
         game: &str,
@@ -297,8 +298,18 @@ impl Lobby {
         rule: Option<&str>,
         x: &SeatSpec,
         o: &SeatSpec,
+        time_control: Option<&serde_json::Value>,
     ) -> Result<RoomParams, ProtoError> {
-        room::check_params(&self.rooms_ctx, game, width, height, rule, x, o)
+        room::check_params(
+            &self.rooms_ctx,
+            game,
+            width,
+            height,
+            rule,
+            x,
+            o,
+            time_control,
+        )
     }
     /// Opens a room with `creator` in it and registers it; the room sends `room_joined` itself.
     /// Returns the room's handle and the creator's seat. Refused while the server has

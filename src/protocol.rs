@@ -1,4 +1,4 @@
-//! Protocol v1: the serde types of every message, one JSON object per WebSocket text frame,
+//! Protocol v2 (v1 plus time controls; every v1 message is still accepted): the serde types of every message, one JSON object per WebSocket text frame,
 //! tagged by `"type"`. `docs/protocol.md` is the contract; this module is its code.
 //!
 //! Client messages are parsed in two steps (see [`parse`]): the optional `id` is taken first, so
@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
-/// The protocol version announced in `welcome`.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The protocol version announced in `welcome`: 2 since time controls (`create_room`'s
+/// `time_control`, `clock` on `move`, `room_joined` and `game_over`, `abandon_ms` on an away
+/// player). Every v1 client message is still valid, and means what it meant.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// A seat: who plays X (first) or O.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -74,6 +76,49 @@ pub enum SeatSpec {
     },
 }
 
+/// A game's time control, as `create_room` asks for it and every message shows it:
+/// `{"kind": "fischer", "base_ms": 180000, "increment_ms": 2000}`,
+/// `{"kind": "per_move", "move_ms": 30000}` or `{"kind": "none"}`. A game without a clock
+/// (`none`) leaves it out of every message: absent means none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TimeControl {
+    /// No clock (an idle limit per move, `rooms.idle_move_ms`, still ends a stalled game).
+    None,
+    /// Each side has `base_ms` for the game and gains `increment_ms` after each of its moves.
+    Fischer {
+        /// Time for the whole game, per side.
+        base_ms: u64,
+        /// Added to the mover's clock after each move.
+        increment_ms: u64,
+    },
+    /// Each move must be played within `move_ms`; the clock resets after every move.
+    PerMove {
+        /// Time per move.
+        move_ms: u64,
+    },
+}
+
+impl TimeControl {
+    /// Whether the game has a clock (anything but `none`).
+    pub fn is_clocked(&self) -> bool {
+        !matches!(self, TimeControl::None)
+    }
+}
+
+/// Both clocks as of the server's send: milliseconds left to X and O, and the seat whose clock
+/// runs (`null`: none runs, the game is over). The running side's time keeps falling from the
+/// moment the message was sent: a client counts it down locally.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ClockState {
+    /// X's time left, ms.
+    pub x: u64,
+    /// O's time left, ms.
+    pub o: u64,
+    /// Whose clock runs.
+    pub running: Option<Seat>,
+}
+
 /// What `join_room` asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -127,6 +172,10 @@ pub enum ClientMsg {
         x: SeatSpec,
         /// Who plays O.
         o: SeatSpec,
+        /// The time control, as JSON (checked by `room::check_params`, so that a bad one gets
+        /// `bad_time_control` with what is wrong); absent or `null`: none.
+        #[serde(default)]
+        time_control: Option<Value>,
     },
     /// Enters a room.
     JoinRoom {
@@ -263,6 +312,8 @@ pub enum ErrorCode {
     RoomFull,
     /// Invalid `create_room` parameters.
     BadRoom,
+    /// An invalid `time_control` in `create_room`.
+    BadTimeControl,
     /// The server has as many rooms as allowed.
     TooManyRooms,
     /// The player has as many unfinished rooms (of that kind) as one player may have.
@@ -293,6 +344,7 @@ impl ErrorCode {
             ErrorCode::SeatTaken => "seat_taken",
             ErrorCode::RoomFull => "room_full",
             ErrorCode::BadRoom => "bad_room",
+            ErrorCode::BadTimeControl => "bad_time_control",
             ErrorCode::TooManyRooms => "too_many_rooms",
             ErrorCode::TooManyRoomsForPlayer => "too_many_rooms_for_player",
             ErrorCode::RateLimited => "rate_limited",
@@ -356,6 +408,11 @@ pub struct PlayerInfo {
     pub bot: Option<String>,
     /// Whether a human is connected (bots always are).
     pub connected: bool,
+    /// An away player in a game in progress: milliseconds (as of the send) before it loses by
+    /// abandonment if it does not come back. Only in `room_update` and `room_joined`, never in
+    /// summaries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abandon_ms: Option<u64>,
 }
 
 /// Both seats; `null` is an open seat.
@@ -400,6 +457,9 @@ pub struct RoomSummary {
     pub spectators: usize,
     /// Moves played.
     pub moves: usize,
+    /// The time control; absent for none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
 }
 
 /// How a game ended: the winner or a draw.
@@ -440,6 +500,8 @@ pub enum Reason {
     /// A game between two bots that nobody watched was stopped (`rooms.unwatched_bot_game_ms`);
     /// recorded as a draw.
     Aborted,
+    /// A player's clock ran out (a flag fall): that player loses.
+    Time,
 }
 
 /// How an outside engine forfeited (`game_over.fault`): a stable code clients can match on.
@@ -519,6 +581,12 @@ pub struct RoomState {
     /// When forfeited: what happened, for humans.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// The time control; absent for none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
+    /// Both clocks as of this message; absent for a game without a clock.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockState>,
 }
 
 /// Your place in a room.
@@ -543,7 +611,7 @@ pub enum ServerMsg {
         name: String,
         /// Secret: resumes this identity.
         token: String,
-        /// Always 1.
+        /// [`PROTOCOL_VERSION`].
         protocol: u32,
         /// The token was recognised.
         resumed: bool,
@@ -594,6 +662,9 @@ pub enum ServerMsg {
         y: u8,
         /// Next to move, null when over.
         turn: Option<Seat>,
+        /// Both clocks after the move (the increment credited); absent without a clock.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        clock: Option<ClockState>,
     },
     /// The game ended.
     GameOver {
@@ -614,6 +685,9 @@ pub enum ServerMsg {
         /// For a forfeit: what happened, for humans.
         #[serde(skip_serializing_if = "Option::is_none")]
         detail: Option<String>,
+        /// Both clocks, stopped; absent without a clock.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        clock: Option<ClockState>,
     },
     /// Seats, connections or the crowd changed.
     RoomUpdate {
@@ -799,6 +873,20 @@ mod tests {
                 x: 1,
                 y: 2,
                 turn: None,
+                clock: None,
+            },
+            ServerMsg::Move {
+                room_id: "abc".into(),
+                seq: 4,
+                seat: Seat::O,
+                x: 1,
+                y: 2,
+                turn: Some(Seat::X),
+                clock: Some(ClockState {
+                    x: 1000,
+                    o: 2000,
+                    running: Some(Seat::X),
+                }),
             },
             ServerMsg::GameOver {
                 room_id: "abc".into(),
@@ -808,6 +896,7 @@ mod tests {
                 line: None,
                 fault: None,
                 detail: None,
+                clock: None,
             },
             ServerMsg::GameOver {
                 room_id: "abc".into(),
@@ -817,6 +906,7 @@ mod tests {
                 line: Some(vec![[1, 1], [2, 2]]),
                 fault: None,
                 detail: None,
+                clock: None,
             },
             ServerMsg::GameOver {
                 room_id: "abc".into(),
@@ -826,6 +916,11 @@ mod tests {
                 line: None,
                 fault: Some(Fault::Timeout),
                 detail: Some("no move within 1500 ms \"quoted\"".into()),
+                clock: Some(ClockState {
+                    x: 0,
+                    o: 5,
+                    running: None,
+                }),
             },
             ServerMsg::RoomUpdate {
                 room_id: "abc".into(),
@@ -834,7 +929,8 @@ mod tests {
                         name: "a\"b".into(),
                         kind: "human",
                         bot: None,
-                        connected: true,
+                        connected: false,
+                        abandon_ms: Some(5000),
                     }),
                     o: None,
                 },

@@ -179,6 +179,7 @@ async fn a_restored_bot_game_nobody_joins_is_aborted() {
         width: 15,
         height: 15,
         rule: Some("freestyle"),
+        time_control: caro_arena::protocol::TimeControl::None,
         seats: [bot(), bot()],
     }));
     store.flush();

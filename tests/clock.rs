@@ -61,6 +61,7 @@ async fn game(server: &Arc<Server>) -> (Fake, Fake, room::RoomHandle) {
             None,
             &SeatSpec::Word("me".into()),
             &SeatSpec::Word("open".into()),
+            None,
         )
         .unwrap();
     let (handle, _) = server.lobby.open_room(x.who.clone(), params, None).unwrap();
@@ -124,7 +125,11 @@ async fn the_clock_waits_for_the_absent_players_turn() {
         "no abandonment while it is O's turn"
     );
     play(&h, &o, 0, 0).await; // now X's clock starts
-    assert_eq!(Fake::types(&o.drain().await), ["move"]);
+                              // The room tells everyone X's countdown now runs (protocol v2's `abandon_ms`): X has been
+                              // away 200 s of the 300 s cap, and its 60 s grace on its turn comes first.
+    let seen = o.drain().await;
+    assert_eq!(Fake::types(&seen), ["move", "room_update"]);
+    assert_eq!(seen[1]["players"]["x"]["abandon_ms"], 60_000);
     tokio::time::sleep(Duration::from_millis(59_900)).await;
     assert!(o.drain().await.is_empty());
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -215,6 +220,7 @@ async fn create_and_join_are_refused_while_shutting_down() {
             None,
             &SeatSpec::Word("me".into()),
             &SeatSpec::Word("open".into()),
+            None,
         )
         .unwrap();
     let e = server

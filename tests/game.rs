@@ -15,7 +15,7 @@ async fn human_vs_human_caro_to_a_win_with_a_spectator() {
     let server = start(config()).await;
     let (mut alice, w) = server.hello("alice").await;
     assert_eq!(w["name"], "alice");
-    assert_eq!(w["protocol"], 1);
+    assert_eq!(w["protocol"], 2);
     assert_eq!(w["resumed"], false);
     assert!(w["token"].as_str().unwrap().len() >= 32);
     let (mut bob, _) = server.hello("bob").await;

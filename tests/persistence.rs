@@ -136,7 +136,13 @@ async fn moves_survive_an_in_process_restart_and_the_replay_api_answers_exactly(
 
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
     let server = start_with_store(config(), store.clone()).await;
-    let (mut alice, ja) = resume(server.addr, &ta).await;
+    let (mut alice, mut ja) = resume(server.addr, &ta).await;
+    // Bob is held as away since the restart, on his turn: his countdown is the grace period.
+    let away = take_countdowns(&mut ja);
+    assert!(
+        away[0].is_none() && away[1].is_some_and(|ms| ms <= 60_000),
+        "{away:?}"
+    );
     assert_eq!(
         ja,
         json!({"type": "room_joined", "you": {"role": "player", "seat": "x"},
@@ -424,6 +430,7 @@ fn a_forfeit_keeps_its_fault_and_detail_through_the_migration_to_v3() {
             width: 9,
             height: 9,
             rule: Some("caro"),
+            time_control: caro_arena::protocol::TimeControl::None,
             seats: [
                 SeatRecord::Human {
                     player_id: "p1".into(),
@@ -442,6 +449,7 @@ fn a_forfeit_keeps_its_fault_and_detail_through_the_migration_to_v3() {
             seq: 1,
             seat: Seat::X,
             cell: [4, 4],
+            clock: None,
         });
     }
     let _ = store.record(StoreEvent::Result {
@@ -489,7 +497,7 @@ fn a_forfeit_keeps_its_fault_and_detail_through_the_migration_to_v3() {
     drop(store);
     let conn = rusqlite::Connection::open(&db).unwrap();
     let v = user_version(&conn);
-    assert_eq!(v, 3);
+    assert_eq!(v, sqlite::schema_version());
 }
 
 #[test]

@@ -45,12 +45,15 @@ async fn reconnect_within_the_grace_period_restores_the_seat() {
     let server = start(config_with("", "", "grace_ms = 5000", "")).await;
     let (mut alice, bob, room, token, wb) = game(&server).await;
     drop(bob);
-    alice
-        .expect(
+    // Bob is away on his turn: the countdown to his abandonment is on the update.
+    let away = alice
+        .expect_away(
             json!({"type": "room_update", "room_id": room, "players": players(false),
             "spectators": 0}),
+            5000,
         )
         .await;
+    assert!(away[0].is_none() && away[1].is_some());
 
     let mut bob = server.connect().await;
     bob.send(json!({"type": "hello", "id": 1, "token": token}))
@@ -120,7 +123,17 @@ async fn the_clock_runs_only_on_the_absent_players_turn() {
     bob.send(json!({"type": "move", "room_id": room, "x": 0, "y": 0}))
         .await;
     assert_eq!(bob.recv().await["seq"], 2); // the game was still on after 900 ms
-    bob.quiet(Duration::from_millis(400)).await; // now alice's clock runs...
+                                            // Now alice's clock runs, and bob is told her countdown...
+    let away = bob
+        .expect_away(
+            json!({"type": "room_update", "room_id": room,
+                "players": {"x": human("alice", false), "o": human("bob", true)},
+                "spectators": 0}),
+            700,
+        )
+        .await;
+    assert!(away[0].is_some());
+    bob.quiet(Duration::from_millis(400)).await;
     bob.expect(
         json!({"type": "game_over", "room_id": room, "seq": 3, "result": "o",
         "reason": "abandoned"}),

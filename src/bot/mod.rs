@@ -39,9 +39,11 @@
 //!
 //! This module never touches rooms, clients or the protocol beyond sending events back.
 
+mod clock;
 mod slots;
 mod threads;
 
+pub use clock::{budget, TimeLeft};
 pub use slots::Owner;
 pub use threads::SEARCH_THREAD_KEEP_ALIVE;
 
@@ -232,7 +234,10 @@ impl BotPool {
     /// Starts a search of `board` for the side to move; events go to `events`.
     /// `opponent_human` is told to outside engines (`INFO game_type`) and decides the
     /// bot-vs-bot rule; `owner` is whose turn the search waits for a slot in (the human of
-    /// the game, or the creator of a game between bots).
+    /// the game, or the creator of a game between bots). `clock`: the bot's time left under a
+    /// game clock, from which a built-in level budgets this move ([`budget`]); outside engines
+    /// keep their own `time_ms`.
+    #[allow(clippy::too_many_arguments)]
     pub fn start(
         &self,
         bot: &BotSeat,
@@ -241,11 +246,13 @@ impl BotPool {
         owner: Owner,
         gen: u64,
         events: mpsc::Sender<BotEvent>,
+        clock: Option<TimeLeft>,
     ) -> SearchHandle {
         let permits = self.permits(opponent_human, owner);
         match &bot.engine {
             SeatEngine::Builtin { level, seed } => {
-                self.start_builtin(*level, *seed, board, permits, gen, events)
+                let allowed = clock.map(|c| budget(level.time, c));
+                self.start_builtin(*level, *seed, board, permits, gen, events, allowed)
             }
             SeatEngine::Outside { pool, clock } => {
                 self.start_outside(pool.clone(), clock.clone(), board, permits, gen, events)
@@ -334,14 +341,18 @@ impl BotPool {
         }
     }
 
+    /// A built-in level's move. `allowed`: under a clock, the whole move's time from now (the
+    /// wait for a slot, the search and `min_move` together).
+    #[allow(clippy::too_many_arguments)]
     fn start_builtin(
         &self,
-        level: caro_engine::bot::Level,
+        mut level: caro_engine::bot::Level,
         seed: u64,
         board: Board,
         permits: Permits,
         gen: u64,
         events: mpsc::Sender<BotEvent>,
+        allowed: Option<Duration>,
     ) -> SearchHandle {
         let stop = Arc::new(AtomicBool::new(false));
         let cancel = CancellationToken::new();
@@ -354,12 +365,17 @@ impl BotPool {
         let threads = self.threads.handle();
         // A different seed each move, reproducible from the seat's seed.
         let seed = seed ^ (board.moves().len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let min_move = self.min_move;
+        let min_move = allowed.map_or(self.min_move, |a| a.min(self.min_move));
         self.tracker.spawn(async move {
             let started = Instant::now();
             let Some(permit) = permits.acquire(&cancel).await else {
                 return;
             };
+            if let Some(allowed) = allowed {
+                // What the wait for a slot left of this move's share of the clock.
+                let rest = allowed.saturating_sub(started.elapsed());
+                level.time = level.time.min(rest).max(Duration::from_millis(1));
+            }
             let progress = events.clone();
             let search = threads.spawn_blocking(move || {
                 // Held until the search returns, even if nobody waits for it any more, and

@@ -48,6 +48,12 @@ pub struct RawLimits {
     pub send_queue_bytes: usize,
     /// Most rooms in one `room_list` page (the default and the most a client may ask for).
     pub room_list_page: usize,
+    /// Shortest time control a game may have: Fischer's `base_ms`, a `per_move`'s `move_ms`.
+    pub min_clock_ms: u64,
+    /// Longest time control a game may have (the same two values).
+    pub max_clock_ms: u64,
+    /// Largest Fischer increment.
+    pub max_increment_ms: u64,
 }
 
 impl Default for RawLimits {
@@ -72,6 +78,9 @@ impl Default for RawLimits {
             send_queue: 512,
             send_queue_bytes: 256 * 1024,
             room_list_page: 100,
+            min_clock_ms: 1_000,
+            max_clock_ms: 10_800_000,
+            max_increment_ms: 60_000,
         }
     }
 }
@@ -117,6 +126,12 @@ pub struct Limits {
     pub send_queue_bytes: usize,
     /// Rooms per `room_list` page (1..=10000).
     pub room_list_page: usize,
+    /// Shortest base or per-move time (>= 100).
+    pub min_clock_ms: u64,
+    /// Longest base or per-move time (`min_clock_ms..=2^40`).
+    pub max_clock_ms: u64,
+    /// Largest Fischer increment (<= `max_clock_ms`).
+    pub max_increment_ms: u64,
 }
 
 impl TryFrom<RawLimits> for Limits {
@@ -144,7 +159,26 @@ impl TryFrom<RawLimits> for Limits {
             send_queue,
             send_queue_bytes,
             room_list_page,
+            min_clock_ms,
+            max_clock_ms,
+            max_increment_ms,
         } = raw;
+        if min_clock_ms < 100 {
+            return Err(invalid("limits.min_clock_ms", "must be at least 100"));
+        }
+        // 2^40 ms is about 35 years: far beyond any game, and far from overflowing an Instant.
+        if !(min_clock_ms..=1 << 40).contains(&max_clock_ms) {
+            return Err(invalid(
+                "limits.max_clock_ms",
+                "must be in limits.min_clock_ms..=1099511627776",
+            ));
+        }
+        if max_increment_ms > max_clock_ms {
+            return Err(invalid(
+                "limits.max_increment_ms",
+                "must be at most limits.max_clock_ms",
+            ));
+        }
         if max_frame_bytes < 256 {
             return Err(invalid("limits.max_frame_bytes", "must be at least 256"));
         }
@@ -227,6 +261,9 @@ impl TryFrom<RawLimits> for Limits {
             send_queue,
             send_queue_bytes,
             room_list_page,
+            min_clock_ms,
+            max_clock_ms,
+            max_increment_ms,
         })
     }
 }

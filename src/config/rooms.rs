@@ -27,6 +27,9 @@ pub struct RawRooms {
     pub history_events: usize,
     /// Lobby watchers get the rooms that changed at most this often.
     pub lobby_update_ms: u64,
+    /// In a game without a clock, the side to move loses (abandoned) after this long without
+    /// moving.
+    pub idle_move_ms: u64,
 }
 
 impl Default for RawRooms {
@@ -40,6 +43,7 @@ impl Default for RawRooms {
             crowd_update_ms: 1_000,
             history_events: 4_096,
             lobby_update_ms: 1_000,
+            idle_move_ms: 900_000,
         }
     }
 }
@@ -63,6 +67,8 @@ pub struct RoomsConfig {
     pub history_events: usize,
     /// Lobby feed interval (>= 10 ms).
     pub lobby_update: Duration,
+    /// Idle limit per move in a game without a clock (>= 1 s).
+    pub idle_move: Duration,
 }
 
 impl TryFrom<RawRooms> for RoomsConfig {
@@ -78,6 +84,7 @@ impl TryFrom<RawRooms> for RoomsConfig {
             crowd_update_ms,
             history_events,
             lobby_update_ms,
+            idle_move_ms,
         } = raw;
         if history_events == 0 {
             return Err(invalid("rooms.history_events", "must be at least 1"));
@@ -97,6 +104,7 @@ impl TryFrom<RawRooms> for RoomsConfig {
             crowd_update: ms("rooms.crowd_update_ms", crowd_update_ms, 0)?,
             history_events,
             lobby_update: ms("rooms.lobby_update_ms", lobby_update_ms, 10)?,
+            idle_move: ms("rooms.idle_move_ms", idle_move_ms, 1_000)?,
         })
     }
 }

@@ -364,6 +364,7 @@ impl Conn {
                 rule,
                 x,
                 o,
+                time_control,
             } => {
                 let params = self.server.lobby.check_params(
                     &game,
@@ -372,6 +373,7 @@ impl Conn {
                     rule.as_deref(),
                     &x,
                     &o,
+                    time_control.as_ref(),
                 )?;
                 if params.seats.iter().any(|k| matches!(k, SeatKind::Me)) {
                     // Written before the room exists: a bot may move first, and the creator's

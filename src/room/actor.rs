@@ -7,7 +7,9 @@
 //! plays the game (moves, results, bots, in `play`). A new feature is a module and one arm in
 //! `handle`: draw offers, takebacks and rematch as an `offers` module answering
 //! `RoomCmd::Offer`, chat as a `chat` module with its own bounded log answering `RoomCmd::Say`
-//! (its messages are not game events: no `seq`, no store). Game clocks go in `timers`.
+//! (its messages are not game events: no `seq`, no store). Game clocks are `clocks`: the loop
+//! also sleeps until the running side's flag, and every command first checks it, so a move that
+//! arrives after the flag fell loses on time rather than being played.
 //!
 //! Abandonment (lichess-like, see docs/protocol.md): a disconnected player keeps the seat. The
 //! abandonment clock (`grace`) runs only while it is the absent player's turn; an absent player
@@ -25,6 +27,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
+use super::clocks::Clocks;
 use super::outbox::{self, Ack, Outbox, Replay};
 use super::seats::{Departed, Human, Joining, Leaving, Member, Occupant, Seats};
 use super::timers::{sleep_until_opt, Timers};
@@ -35,7 +38,7 @@ use crate::client::ClientHandle;
 use crate::latest::Latest;
 use crate::protocol::{
     cells, encode, encode_error, ErrorCode, JoinAs, Outcome, ProtoError, Reason, RoomStatus, Seat,
-    ServerMsg,
+    ServerMsg, TimeControl,
 };
 use crate::store::{GameRecord, SeatRecord};
 
@@ -46,6 +49,8 @@ pub(super) struct Room {
     seats: Seats,
     outbox: Outbox,
     timers: Timers,
+    /// The game clocks (and the idle limit of a game without one).
+    clocks: Clocks,
     /// Where the lobby reads the room's summary.
     summary: Summary,
     started: bool,
@@ -73,11 +78,13 @@ impl Room {
         id: Arc<str>,
         rules: caro_engine::Rules,
         occupants: [Occupant; 2],
+        time_control: TimeControl,
     ) -> (Room, Summary) {
         let (bot_tx, bot_rx) = mpsc::channel(64);
         let bots_only = occupants.iter().all(|o| matches!(o, Occupant::Bot { .. }));
         let board = Board::new(rules);
         let seats = Seats::new(occupants);
+        let clocks = Clocks::new(time_control, ctx.settings.idle_move);
         let first = Facts {
             id: &id,
             board: &board,
@@ -85,12 +92,15 @@ impl Room {
             status: RoomStatus::Waiting,
             seq: 0,
             finished: None,
+            clocks: &clocks,
+            abandon: [None, None],
         }
         .summary();
         let summary = Arc::new(Latest::new(first));
         let room = Room {
             outbox: Outbox::new(ctx.settings.history_events),
             timers: Timers::new(bots_only),
+            clocks,
             board,
             seats,
             ctx,
@@ -142,7 +152,12 @@ impl Room {
             },
         });
         let id: Arc<str> = record.summary.id.as_str().into();
-        let (mut room, summary) = Room::blank(ctx, id, rules, occupants);
+        let tc = record.summary.time_control.unwrap_or(TimeControl::None);
+        let (mut room, summary) = Room::blank(ctx, id, rules, occupants, tc);
+        // Each side's time as of the last stored move: the server's downtime is charged to
+        // nobody (docs/protocol.md, "Server restarts").
+        room.clocks
+            .restored(record.moves.last().and_then(|m| m.clock));
         for m in &record.moves {
             if let Err(e) = room.board.try_play(caro_engine::Move::new(m.x, m.y)) {
                 tracing::error!(room = %room.id, "stored move {},{} refused: {e}", m.x, m.y);
@@ -158,7 +173,10 @@ impl Room {
             room.finish(seat.other().into(), Reason::Abandoned, None);
         } else {
             match room.board.status() {
-                Status::Ongoing => room.update_clock(),
+                Status::Ongoing => {
+                    room.clocks.start(room.to_move());
+                    room.update_clock();
+                }
                 // The result was lost with the crash: record it now.
                 Status::Won(p) => {
                     let line = room.board.winning_line().map(cells);
@@ -197,7 +215,8 @@ impl Room {
                 None => Occupant::Open, // checked by check_params
             },
         });
-        let (mut room, summary) = Room::blank(ctx, id, params.rules, occupants);
+        let (mut room, summary) =
+            Room::blank(ctx, id, params.rules, occupants, params.time_control);
         room.creator = Some(creator.player_id.clone());
         room.seats.add_member(&creator, creator_seat);
         room.maybe_start();
@@ -222,11 +241,14 @@ impl Room {
         self.settle().await;
         self.maybe_start_bot();
         while !self.closed {
-            let deadline = self.timers.next_deadline(
+            let mut deadline = self.timers.next_deadline(
                 &self.ctx.settings,
                 self.playing(),
                 self.seats.away_since(),
             );
+            if let Some(flag) = self.clocks.deadline().filter(|_| self.playing()) {
+                deadline = Some(deadline.map_or(flag, |d| d.min(flag)));
+            }
             tokio::select! {
                 biased;
                 _ = &mut stopped => break,
@@ -272,7 +294,25 @@ impl Room {
             status: self.status(),
             seq: self.outbox.seq(),
             finished: self.finished.as_ref(),
+            clocks: &self.clocks,
+            abandon: self.abandon_ms(),
         }
+    }
+
+    /// For each away player of a game in progress, the milliseconds (from now) before it loses
+    /// by abandonment: `grace` on its turn, capped by `absent_cap` in total.
+    fn abandon_ms(&self) -> [Option<u64>; 2] {
+        if !self.playing() {
+            return [None, None];
+        }
+        let now = Instant::now();
+        let away = self.seats.away_since();
+        Seat::BOTH.map(|s| {
+            let at = self
+                .timers
+                .abandon_deadline(&self.ctx.settings, s, away[s.index()])?;
+            Some(at.saturating_duration_since(now).as_millis() as u64)
+        })
     }
 
     /// Publishes the summary for the lobby (after every turn of the loop).
@@ -345,7 +385,7 @@ impl Room {
         self.timers.updated();
         let msg = ServerMsg::RoomUpdate {
             room_id: self.id.to_string(),
-            players: view::players(&self.seats),
+            players: view::players(&self.seats, self.abandon_ms()),
             spectators: self.seats.spectators(),
         };
         self.broadcast(encode(&msg, None));
@@ -362,6 +402,8 @@ impl Room {
     /// One command. Offers (draw, takeback, rematch) and chat plug in here: one arm each,
     /// handing the command to their module and applying what it answers.
     fn handle(&mut self, cmd: RoomCmd) {
+        // A flag that fell while this command waited is the first thing that happened.
+        self.flag_if_due(Instant::now());
         match cmd {
             RoomCmd::Join {
                 who,
@@ -509,15 +551,33 @@ impl Room {
 
     // --- Time: `timers` says what is due, one deadline at a time. ---
 
-    /// Starts or stops the abandonment clock of the side to move.
-    fn update_clock(&mut self) {
+    /// Starts or stops the abandonment clock of the side to move; true if one started now.
+    fn update_clock(&mut self) -> bool {
         let to_move = self.to_move();
         let absent = self.playing() && self.seats.absent(to_move);
-        self.timers.turn_absent(absent.then_some(to_move));
+        self.timers.turn_absent(absent.then_some(to_move))
+    }
+
+    /// Ends the game if the side to move has run out of time by `now`: on time with a clock,
+    /// as abandoned when a game without one hit its idle limit (`rooms.idle_move_ms`).
+    fn flag_if_due(&mut self, now: Instant) {
+        if !self.playing() {
+            return;
+        }
+        if let Some(seat) = self.clocks.flagged(now) {
+            let reason = if self.clocks.time_control().is_clocked() {
+                Reason::Time
+            } else {
+                Reason::Abandoned
+            };
+            tracing::info!(room = %self.id, ?seat, ?reason, "out of time");
+            self.finish(seat.other().into(), reason, None);
+        }
     }
 
     fn on_timer(&mut self) {
         let now = Instant::now();
+        self.flag_if_due(now);
         let ctx = self.ctx.clone();
         let settings = &ctx.settings;
         if let Some(seat) = self.timers.turn_expired(now, settings) {

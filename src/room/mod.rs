@@ -27,6 +27,7 @@
 //! and publishing); play and bots are in `actor` itself.
 
 mod actor;
+mod clocks;
 mod outbox;
 mod seats;
 mod timers;
@@ -36,6 +37,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use caro_engine::{GameKind, Rule, Rules};
+use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -45,7 +47,7 @@ use crate::bot::BotPool;
 use crate::client::ClientHandle;
 use crate::latest::Latest;
 use crate::metrics::Metrics;
-use crate::protocol::{ErrorCode, JoinAs, ProtoError, RoomSummary, Seat, SeatSpec};
+use crate::protocol::{ErrorCode, JoinAs, ProtoError, RoomSummary, Seat, SeatSpec, TimeControl};
 use crate::signal::Signal;
 use crate::store::Store;
 
@@ -74,6 +76,14 @@ pub struct RoomSettings {
     pub min_board: u8,
     /// Largest Caro board side.
     pub max_board: u8,
+    /// Idle limit per move in a game without a clock.
+    pub idle_move: Duration,
+    /// Shortest base or per-move time a `time_control` may ask for, ms.
+    pub min_clock_ms: u64,
+    /// Longest base or per-move time, ms.
+    pub max_clock_ms: u64,
+    /// Largest Fischer increment, ms.
+    pub max_increment_ms: u64,
 }
 
 /// Where a room reports its life: the lobby, for a local room.
@@ -133,6 +143,8 @@ pub struct RoomParams {
     pub rules: Rules,
     /// X then O.
     pub seats: [SeatKind; 2],
+    /// The clock the game is played with.
+    pub time_control: TimeControl,
 }
 
 /// Who plays in a room, as the per-player caps count it.
@@ -335,7 +347,47 @@ impl RoomHandle {
     }
 }
 
-/// Checks `create_room` parameters against the config (board bounds, rule, bot levels).
+/// Checks `create_room`'s `time_control` against the config's bounds (`limits.min_clock_ms`,
+/// `max_clock_ms`, `max_increment_ms`). Absent or `null` is none, as v1 clients send it.
+pub fn check_time_control(
+    settings: &RoomSettings,
+    raw: Option<&Value>,
+) -> Result<TimeControl, ProtoError> {
+    let bad = |m: String| ProtoError::new(ErrorCode::BadTimeControl, format!("time_control: {m}"));
+    let tc = match raw {
+        None | Some(Value::Null) => return Ok(TimeControl::None),
+        Some(v) => TimeControl::deserialize(v).map_err(|e| bad(e.to_string()))?,
+    };
+    let (min, max) = (settings.min_clock_ms, settings.max_clock_ms);
+    let within = |key: &str, v: u64| {
+        if (min..=max).contains(&v) {
+            Ok(())
+        } else {
+            Err(bad(format!("{key} must be in {min}..={max}, got {v}")))
+        }
+    };
+    match tc {
+        TimeControl::None => {}
+        TimeControl::Fischer {
+            base_ms,
+            increment_ms,
+        } => {
+            within("base_ms", base_ms)?;
+            let most = settings.max_increment_ms;
+            if increment_ms > most {
+                return Err(bad(format!(
+                    "increment_ms must be at most {most}, got {increment_ms}"
+                )));
+            }
+        }
+        TimeControl::PerMove { move_ms } => within("move_ms", move_ms)?,
+    }
+    Ok(tc)
+}
+
+/// Checks `create_room` parameters against the config (board bounds, rule, bot levels, time
+/// control).
+#[allow(clippy::too_many_arguments)]
 pub fn check_params(
     ctx: &RoomContext,
     game: &str,
@@ -344,6 +396,7 @@ pub fn check_params(
     rule: Option<&str>,
     x: &SeatSpec,
     o: &SeatSpec,
+    time_control: Option<&Value>,
 ) -> Result<RoomParams, ProtoError> {
     let bad = |m: String| ProtoError::new(ErrorCode::BadRoom, m);
     let kind: GameKind = game
@@ -396,7 +449,12 @@ pub fn check_params(
     if seats.iter().all(|s| *s == SeatKind::Me) {
         return Err(bad("you can take only one seat".into()));
     }
-    Ok(RoomParams { rules, seats })
+    let time_control = check_time_control(cfg, time_control)?;
+    Ok(RoomParams {
+        rules,
+        seats,
+        time_control,
+    })
 }
 
 /// A room's published summary, as the registry reads it.

@@ -8,9 +8,8 @@
 //! ends the game, and an ended game no longer counts absences). This module only keeps instants
 //! and compares them: it never ends a game or sends anything itself.
 //!
-//! Game clocks (time per move or per game) plug in here: a `clocks` field with the running
-//! side's deadline, one more `d.add` in `next_deadline`, and a `flagged` question like
-//! [`Timers::turn_expired`] that the actor answers with a loss on time.
+//! Game clocks (time per move or per game) are the `clocks` module's: the actor adds the
+//! running side's flag to this module's next deadline.
 
 use tokio::time::Instant;
 
@@ -48,15 +47,36 @@ impl Timers {
     }
 
     /// Runs the abandonment clock of `absent` (the side to move, when it is away), or stops it
-    /// (`None`). A clock already running for that side keeps its start.
-    pub(super) fn turn_absent(&mut self, absent: Option<Seat>) {
+    /// (`None`). A clock already running for that side keeps its start. True if a clock
+    /// started now (the away player's countdown changed: the room tells its members).
+    pub(super) fn turn_absent(&mut self, absent: Option<Seat>) -> bool {
         match absent {
-            None => self.turn_clock = None,
+            None => {
+                self.turn_clock = None;
+                false
+            }
             Some(seat) if self.turn_clock.map(|(s, _)| s) != Some(seat) => {
                 self.turn_clock = Some((seat, Instant::now()));
+                true
             }
-            Some(_) => {}
+            Some(_) => false,
         }
+    }
+
+    /// When `seat`, away since `away_since`, loses by abandonment if it does not come back:
+    /// `grace` after its turn's abandonment clock started, and at most `absent_cap` after it
+    /// left. `None` for a player who is not away.
+    pub(super) fn abandon_deadline(
+        &self,
+        settings: &RoomSettings,
+        seat: Seat,
+        away_since: Option<Instant>,
+    ) -> Option<Instant> {
+        let cap = away_since? + settings.absent_cap;
+        Some(match self.turn_clock {
+            Some((s, t)) if s == seat => cap.min(t + settings.grace),
+            _ => cap,
+        })
     }
 
     /// The game ended now: no abandonment clock, and the room closes `finished_ttl` from now.
@@ -232,6 +252,10 @@ mod tests {
             max_spectators: 10,
             min_board: 5,
             max_board: 25,
+            idle_move: Duration::from_secs(900),
+            min_clock_ms: 1000,
+            max_clock_ms: 10_800_000,
+            max_increment_ms: 60_000,
         }
     }
 

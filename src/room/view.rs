@@ -3,18 +3,19 @@
 //! `room_joined` carries, and the seats as `players`.
 //!
 //! Pure functions of a borrowed [`Facts`]: this module changes no room state (other than the
-//! published summary) and sends nothing itself. A clock, a draw offer or a chat log that clients should see in `room_joined` adds a
-//! field to `Facts` and to the state here.
+//! published summary) and sends nothing itself. A draw offer or a chat log that clients should
+//! see in `room_joined` adds a field to `Facts` and to the state here, as the clocks did.
 
 use caro_engine::{Board, GameKind};
 use serde_json::Value;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
+use super::clocks::Clocks;
 use super::seats::{Occupant, Seats};
 use super::Summary;
 use crate::protocol::{
     cells, encode, Cell, Fault, Outcome, PlayerInfo, Players, Reason, RoomState, RoomStatus,
-    RoomSummary, Seat, ServerMsg, You,
+    RoomSummary, Seat, ServerMsg, TimeControl, You,
 };
 
 /// How a game ended, as `room_joined` shows it.
@@ -34,28 +35,34 @@ pub(super) struct Facts<'a> {
     pub(super) status: RoomStatus,
     pub(super) seq: u64,
     pub(super) finished: Option<&'a Finished>,
+    pub(super) clocks: &'a Clocks,
+    /// Each away player's time before it loses by abandonment, ms (`room_joined` shows it).
+    pub(super) abandon: [Option<u64>; 2],
 }
 
-/// Both seats as clients see them.
-pub(super) fn players(seats: &Seats) -> Players {
-    let info = |o: &Occupant| match o {
+/// Both seats as clients see them, with each away player's abandonment countdown (`abandon`,
+/// ms; `[None, None]` for the lobby's summaries, which must not change every millisecond).
+pub(super) fn players(seats: &Seats, abandon: [Option<u64>; 2]) -> Players {
+    let info = |o: &Occupant, abandon_ms: Option<u64>| match o {
         Occupant::Open => None,
         Occupant::Human(h) => Some(PlayerInfo {
             name: h.name.to_string(),
             kind: "human",
             bot: None,
             connected: h.conn.is_some(),
+            abandon_ms,
         }),
         Occupant::Bot { level, .. } => Some(PlayerInfo {
             name: level.clone(),
             kind: "bot",
             bot: Some(level.clone()),
             connected: true,
+            abandon_ms: None,
         }),
     };
     Players {
-        x: info(seats.occupant(Seat::X)),
-        o: info(seats.occupant(Seat::O)),
+        x: info(seats.occupant(Seat::X), abandon[0]),
+        o: info(seats.occupant(Seat::O), abandon[1]),
     }
 }
 
@@ -72,6 +79,11 @@ impl Facts<'_> {
         rule(self.board)
     }
 
+    /// The time control as messages show it: absent for none.
+    fn time_control(&self) -> Option<TimeControl> {
+        Some(self.clocks.time_control()).filter(TimeControl::is_clocked)
+    }
+
     /// The lobby's line for the room.
     pub(super) fn summary(&self) -> RoomSummary {
         RoomSummary {
@@ -81,9 +93,10 @@ impl Facts<'_> {
             height: self.board.height(),
             rule: self.rule(),
             status: self.status,
-            players: players(self.seats),
+            players: players(self.seats, [None, None]),
             spectators: self.seats.spectators(),
             moves: self.board.moves().len(),
+            time_control: self.time_control(),
         }
     }
 
@@ -99,7 +112,7 @@ impl Facts<'_> {
             rule: self.rule(),
             win_length: self.board.rules().win_length(),
             status: self.status,
-            players: players(self.seats),
+            players: players(self.seats, self.abandon),
             spectators: self.seats.spectators(),
             moves: cells(self.board.moves()),
             turn,
@@ -109,6 +122,8 @@ impl Facts<'_> {
             line: self.finished.and_then(|f| f.line.clone()),
             fault: forfeit.map(|f| f.0),
             detail: forfeit.map(|f| f.1.clone()),
+            time_control: self.time_control(),
+            clock: self.clocks.state(),
         }
     }
 

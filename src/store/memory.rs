@@ -65,12 +65,17 @@ impl MemoryStore {
                             moves: 0,
                             created_at: at,
                             finished_at: None,
+                            time_control: Some(c.time_control).filter(|t| t.is_clocked()),
                         },
                         moves: Vec::new(),
                     });
                 }
                 StoreEvent::Move {
-                    room_id, seq, cell, ..
+                    room_id,
+                    seq,
+                    cell,
+                    clock,
+                    ..
                 } => {
                     if let Some(g) = index.get(room_id).map(|&i| &mut games[i]) {
                         g.moves.push(MoveRecord {
@@ -78,6 +83,7 @@ impl MemoryStore {
                             y: cell[1],
                             seq: *seq,
                             at,
+                            clock: *clock,
                         });
                         g.summary.moves += 1;
                     }

@@ -27,7 +27,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
 
-use crate::protocol::{Cell, Outcome, Reason, Seat};
+use crate::protocol::{Cell, Outcome, Reason, Seat, TimeControl};
 
 pub use memory::{MemoryStore, NullStore};
 pub use records::{
@@ -99,6 +99,8 @@ pub struct GameCreated {
     pub rule: Option<&'static str>,
     /// X then O.
     pub seats: [SeatRecord; 2],
+    /// The clock it is played with.
+    pub time_control: TimeControl,
 }
 
 /// One event of a game record, or a session identity.
@@ -116,6 +118,9 @@ pub enum StoreEvent {
         seat: Seat,
         /// Cell.
         cell: Cell,
+        /// X's and O's time left after the move (the mover's increment credited), ms; `None`
+        /// without a clock.
+        clock: Option<[u64; 2]>,
     },
     /// The result.
     Result {
@@ -257,6 +262,7 @@ pub fn reason_str(r: Reason) -> &'static str {
         Reason::Abandoned => "abandoned",
         Reason::Forfeit => "forfeit",
         Reason::Aborted => "aborted",
+        Reason::Time => "time",
     }
 }
 
@@ -284,6 +290,7 @@ mod tests {
             width: 3,
             height: 3,
             rule: None,
+            time_control: TimeControl::None,
             seats: [
                 SeatRecord::Human {
                     player_id: player.into(),
@@ -297,6 +304,7 @@ mod tests {
             seq: 1,
             seat: Seat::X,
             cell: [1, 1],
+            clock: None,
         });
         if finish {
             let _ = store.record(StoreEvent::Result {

@@ -8,6 +8,7 @@
 use serde::Serialize;
 
 use super::SeatRecord;
+use crate::protocol::TimeControl;
 
 /// A game as the replay API lists it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -40,6 +41,9 @@ pub struct GameSummary {
     pub created_at: i64,
     /// Unix milliseconds, `None` while unfinished.
     pub finished_at: Option<i64>,
+    /// The time control; absent for none (and for games stored before schema v4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
 }
 
 /// The two seats of a stored game.
@@ -62,6 +66,18 @@ pub struct MoveRecord {
     pub seq: u64,
     /// Unix milliseconds when it was played.
     pub at: i64,
+    /// X's and O's time left after the move, ms (`{"x": .., "o": ..}`); absent without a clock.
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "clock_json")]
+    pub clock: Option<[u64; 2]>,
+}
+
+fn clock_json<S: serde::Serializer>(clock: &Option<[u64; 2]>, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Clock {
+        x: u64,
+        o: u64,
+    }
+    clock.map(|[x, o]| Clock { x, o }).serialize(s)
 }
 
 /// A game with its moves (`GET /api/games/{id}`).

@@ -21,6 +21,8 @@ use parking_lot::Mutex;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use tokio::sync::oneshot;
 
+use crate::protocol::TimeControl;
+
 use super::{
     now_ms, outcome_str, reason_str, seat_str, Commit, GamePlayers, GameQuery, GameRecord,
     GameSummary, MoveRecord, Restored, RestoredSession, SeatRecord, Store, StoreError, StoreEvent,
@@ -75,6 +77,11 @@ pub const MIGRATIONS: &[&str] = &[
     // v3: why an outside engine forfeited (`game_over`'s `fault` and `detail`).
     "ALTER TABLE games ADD COLUMN fault TEXT;
     ALTER TABLE games ADD COLUMN detail TEXT;",
+    // v4: time controls: the game's (its JSON as the protocol writes it, NULL for none) and
+    // both clocks after each move (NULL without a clock), so a restart restores them.
+    "ALTER TABLE games ADD COLUMN time_control TEXT;
+    ALTER TABLE moves ADD COLUMN clock_x_ms INTEGER;
+    ALTER TABLE moves ADD COLUMN clock_o_ms INTEGER;",
 ];
 
 /// The schema version this server writes.
@@ -239,11 +246,18 @@ fn write_batch(conn: &mut Connection, batch: &[Msg]) -> Result<(), rusqlite::Err
 fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), rusqlite::Error> {
     match event {
         StoreEvent::Created(c) => {
+            let tc = c
+                .time_control
+                .is_clocked()
+                .then(|| serde_json::to_string(&c.time_control).unwrap_or_default());
             tx.prepare_cached(
-                "INSERT OR IGNORE INTO games (id, game, width, height, rule, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT OR IGNORE INTO games (id, game, width, height, rule, created_at,
+                     time_control)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?
-            .execute(params![c.room_id, c.game, c.width, c.height, c.rule, at])?;
+            .execute(params![
+                c.room_id, c.game, c.width, c.height, c.rule, at, tc
+            ])?;
             for (seat, rec) in ["x", "o"].into_iter().zip(&c.seats) {
                 let (kind, player_id, name, level) = match rec {
                     SeatRecord::Human { player_id, name } => {
@@ -263,10 +277,12 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
             seq,
             seat,
             cell,
+            clock,
         } => {
             tx.prepare_cached(
-                "INSERT OR IGNORE INTO moves (game_id, seq, seat, x, y, at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT OR IGNORE INTO moves (game_id, seq, seat, x, y, at_ms, clock_x_ms,
+                     clock_o_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )?
             .execute(params![
                 room_id,
@@ -274,7 +290,9 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
                 seat_str(*seat),
                 cell[0],
                 cell[1],
-                at
+                at,
+                clock.map(|c| c[0] as i64),
+                clock.map(|c| c[1] as i64),
             ])?;
         }
         StoreEvent::Result {
@@ -331,7 +349,7 @@ const PURGE_SESSIONS: &str = "DELETE FROM sessions WHERE updated_at < ?1 AND pla
 
 const SUMMARY_COLUMNS: &str = "g.id, g.game, g.width, g.height, g.rule, g.result, g.reason,
     g.created_at, g.finished_at, (SELECT COUNT(*) FROM moves m WHERE m.game_id = g.id), g.fault,
-    g.detail";
+    g.detail, g.time_control";
 
 /// A `games` row with its two `seats` rows (written with it, in the same transaction).
 fn summary_row(conn: &Connection, r: &rusqlite::Row<'_>) -> rusqlite::Result<GameSummary> {
@@ -350,8 +368,18 @@ fn summary_row(conn: &Connection, r: &rusqlite::Row<'_>) -> rusqlite::Result<Gam
         moves: r.get(9)?,
         fault: r.get(10)?,
         detail: r.get(11)?,
+        time_control: time_control(r.get(12)?),
         players,
     })
+}
+
+/// A stored time control; `NULL` (none, or a game stored before v4) and, defensively, a value
+/// this server cannot read are none.
+fn time_control(text: Option<String>) -> Option<TimeControl> {
+    let tc: TimeControl = serde_json::from_str(text.as_deref()?)
+        .map_err(|e| tracing::warn!("stored time_control {text:?} unreadable: {e}"))
+        .ok()?;
+    tc.is_clocked().then_some(tc)
 }
 
 /// Both seats of a game. A game without one is a damaged database, reported as such rather
@@ -395,14 +423,20 @@ fn seats_of(conn: &Connection, id: &str) -> rusqlite::Result<GamePlayers> {
 }
 
 fn moves_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<MoveRecord>> {
-    let mut st =
-        conn.prepare_cached("SELECT x, y, seq, at_ms FROM moves WHERE game_id = ?1 ORDER BY seq")?;
+    let mut st = conn.prepare_cached(
+        "SELECT x, y, seq, at_ms, clock_x_ms, clock_o_ms FROM moves WHERE game_id = ?1
+             ORDER BY seq",
+    )?;
     let rows = st.query_map([id], |r| {
         Ok(MoveRecord {
             x: r.get(0)?,
             y: r.get(1)?,
             seq: r.get::<_, i64>(2)? as u64,
             at: r.get(3)?,
+            clock: match (r.get::<_, Option<i64>>(4)?, r.get::<_, Option<i64>>(5)?) {
+                (Some(x), Some(o)) => Some([x.max(0) as u64, o.max(0) as u64]),
+                _ => None,
+            },
         })
     })?;
     rows.collect()

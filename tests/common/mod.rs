@@ -291,6 +291,19 @@ impl Client {
         assert_eq!(got, expected);
     }
 
+    /// Asserts the next message equals `expected` once its away players' abandonment countdowns
+    /// (`abandon_ms`, which real time makes inexact here) are taken out; each must be in
+    /// `1..=at_most` ms. Returns them, X then O (tests/clock.rs checks them exactly).
+    pub async fn expect_away(&mut self, expected: Value, at_most: u64) -> [Option<u64>; 2] {
+        let mut got = self.recv().await;
+        let away = take_countdowns(&mut got);
+        for ms in away.into_iter().flatten() {
+            assert!((1..=at_most).contains(&ms), "abandon_ms {ms} in {got}");
+        }
+        assert_eq!(got, expected);
+        away
+    }
+
     /// Sends and expects an exact reply.
     pub async fn ask(&mut self, msg: Value, expected: Value) {
         self.send(msg).await;
@@ -322,6 +335,22 @@ impl Client {
             }
         }
     }
+}
+
+/// Takes the `abandon_ms` countdowns out of a `room_update` or `room_joined`, X then O.
+pub fn take_countdowns(v: &mut Value) -> [Option<u64>; 2] {
+    let players = if v.get("room").is_some() {
+        &mut v["room"]["players"]
+    } else {
+        &mut v["players"]
+    };
+    ["x", "o"].map(|s| {
+        players
+            .get_mut(s)
+            .and_then(Value::as_object_mut)
+            .and_then(|p| p.remove("abandon_ms"))
+            .and_then(|ms| ms.as_u64())
+    })
 }
 
 /// Creates a room and returns (room_joined message, room id).

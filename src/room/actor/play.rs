@@ -12,9 +12,10 @@ use caro_engine::{MoveError, Status};
 use serde_json::Value;
 
 use super::{err, Room, Who};
-use crate::bot::BotEvent;
+use crate::bot::{BotEvent, TimeLeft};
 use crate::protocol::{
     cells, encode, Cell, ErrorCode, Fault, Outcome, ProtoError, Reason, Seat, ServerMsg,
+    TimeControl,
 };
 use crate::room::seats::Occupant;
 use crate::room::view::{self, Finished};
@@ -38,7 +39,9 @@ impl Room {
             height: self.board.height(),
             rule: view::rule(&self.board),
             seats,
+            time_control: self.clocks.time_control(),
         }));
+        self.clocks.start(self.to_move());
         self.update_clock();
     }
 
@@ -107,15 +110,22 @@ impl Room {
             }
         };
         self.ctx.metrics.moves_total.fetch_add(1, Relaxed);
+        // The mover's time is charged and credited; the opponent's turn starts now.
+        self.clocks.moved(seat);
+        let turn = (status == Status::Ongoing).then(|| seat.other());
+        if let Some(next) = turn {
+            self.clocks.start(next);
+        }
+        let clock = self.clocks.state();
         // Recorded first, so the broadcast below is held until the move is durable.
         self.store(StoreEvent::Move {
             room_id: self.id.to_string(),
             seq: self.outbox.seq() + 1,
             seat,
             cell: [mv.x, mv.y],
+            clock: self.clocks.left_ms(),
         });
         let room_id = self.id.clone();
-        let turn = (status == Status::Ongoing).then(|| seat.other());
         self.record_acked(
             |seq| ServerMsg::Move {
                 room_id,
@@ -124,11 +134,17 @@ impl Room {
                 x: mv.x,
                 y: mv.y,
                 turn,
+                clock,
             },
             ack,
         );
         match status {
-            Status::Ongoing => self.update_clock(),
+            Status::Ongoing => {
+                // The away player's countdown now runs on its turn: everyone sees the new one.
+                if self.update_clock() {
+                    self.room_update();
+                }
+            }
             Status::Won(p) => {
                 let line = self.board.winning_line().map(cells);
                 self.finish(Seat::from(p).into(), Reason::Line, line);
@@ -181,6 +197,8 @@ impl Room {
         let (line, forfeit) = (finished.line.clone(), finished.forfeit.clone());
         self.search = None; // cancels a running search
         self.timers.finished();
+        self.clocks.stop();
+        let clock = self.clocks.state();
         self.finished = Some(finished);
         if self.started {
             self.ctx.metrics.games_active.fetch_sub(1, Relaxed);
@@ -210,6 +228,7 @@ impl Room {
                 line,
                 fault: forfeit.as_ref().map(|f| f.0),
                 detail: forfeit.map(|f| f.1),
+                clock,
             },
             ack,
         );
@@ -234,6 +253,15 @@ impl Room {
         let owner = human
             .or_else(|| self.creator.clone())
             .unwrap_or_else(|| self.id.clone());
+        // A bot under a clock budgets its search from the time it has left (docs/bots.md).
+        let clock = match self.clocks.time_control() {
+            TimeControl::None => None,
+            tc => Some(TimeLeft {
+                left: self.clocks.left(seat),
+                increment: self.clocks.increment(),
+                per_move: matches!(tc, TimeControl::PerMove { .. }),
+            }),
+        };
         if let Occupant::Bot { bot, .. } = self.seats.occupant(seat) {
             self.search_gen += 1;
             self.search = Some(self.ctx.bots.start(
@@ -243,6 +271,7 @@ impl Room {
                 owner,
                 self.search_gen,
                 self.bot_tx.clone(),
+                clock,
             ));
         }
     }
