@@ -27,8 +27,10 @@ pub(super) struct Clocks {
     running: Option<(Seat, Instant)>,
 }
 
+/// Whole milliseconds, rounded up: a clock shows 0 only once its flag has fallen, and a clock
+/// that started a few microseconds before the message shows its full time.
 fn ms(d: Duration) -> u64 {
-    d.as_millis() as u64
+    d.as_micros().div_ceil(1000) as u64
 }
 
 impl Clocks {
