@@ -5,6 +5,7 @@ import { Connection } from "./net.js";
 import { renderBoard, cellName } from "./board.js";
 import { openReplay, initReplay, gameTitle, resultText } from "./replay.js";
 import { seatText } from "./seats.js";
+import { Clocks, TIME_CONTROLS, timeControlOf, timeControlText } from "./clock.js";
 
 const NAME_KEY = "caro-arena.name";
 const WIN = 1_000_000;
@@ -15,6 +16,13 @@ nameInput.value = localStorage.getItem(NAME_KEY) || "";
 
 const wsUrl = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
 const conn = new Connection(wsUrl, () => nameInput.value.trim());
+
+// The game's clocks and the away countdowns, counted down between the server's messages.
+const clocks = new Clocks(
+  { x: $('[data-clock="x"]'), o: $('[data-clock="o"]') },
+  { x: $('[data-away="x"]'), o: $('[data-away="o"]') },
+);
+for (const [value, label] of TIME_CONTROLS) $("#time-control").append(new Option(label, value));
 
 const state = {
   room: null, // the room snapshot, kept current by events
@@ -91,6 +99,7 @@ function show(view) {
   $("#lobby").hidden = view !== "lobby";
   $("#game").hidden = view !== "game";
   $("#replay").hidden = view !== "replay";
+  if (view !== "game") clocks.reset();
 }
 
 async function onRoute() {
@@ -213,7 +222,8 @@ async function refreshRecent() {
 
 function gameText(r) {
   if (r.game === "tictactoe") return `Tic-tac-toe ${r.width}x${r.height}`;
-  return `Caro ${r.width}x${r.height}, ${r.rule.replace("_", " ")}`;
+  const tc = r.time_control ? `, ${timeControlText(r.time_control)}` : "";
+  return `Caro ${r.width}x${r.height}, ${r.rule.replace("_", " ")}${tc}`;
 }
 
 function renderRooms() {
@@ -286,6 +296,8 @@ $("#create-form").addEventListener("submit", async (ev) => {
     body.width = body.height = Number(f.get("size"));
     body.rule = f.get("rule");
   }
+  const tc = timeControlOf(f.get("time_control"));
+  if (tc) body.time_control = tc;
   try {
     const reply = await conn.request("create_room", body);
     location.hash = `#/room/${reply.room.room_id}`;
@@ -343,7 +355,7 @@ function renderGame() {
 
   let text;
   if (r.status === "finished" && r.result) {
-    text = resultText(r);
+    text = r.reason === "time" && r.result !== "draw" ? `${r.result.toUpperCase()} wins on time` : resultText(r);
     // A bot's outside engine that broke the rules of play: say what it did.
     if (r.reason === "forfeit" && r.detail) text += `: ${r.detail}`;
     else if (state.you?.role === "player" && r.result === state.you.seat) text += ": well played!";
@@ -461,6 +473,7 @@ function applyEvent(msg) {
     r.turn = msg.turn;
     r.status = "playing";
     state.analysis = null;
+    clocks.update(msg.clock);
   } else if (msg.type === "game_over") {
     r.status = "finished";
     r.turn = null;
@@ -470,6 +483,7 @@ function applyEvent(msg) {
     r.line = msg.line || [];
     state.analysis = null;
     state.sending = null;
+    clocks.finished(msg.clock);
   }
   renderGame();
 }
@@ -494,6 +508,8 @@ conn.addEventListener("message", (ev) => {
       }
       state.room = { ...msg.room, line: msg.room.line || [] };
       state.you = msg.you;
+      clocks.reset();
+      clocks.update(msg.room.clock ?? null, msg.room.players);
       state.analysis = null;
       state.sending = null;
       renderGame();
@@ -503,10 +519,14 @@ conn.addEventListener("message", (ev) => {
     case "game_over":
       applyEvent(msg);
       break;
+    case "synced":
+      if (state.room && msg.room_id === state.room.room_id && msg.clock) clocks.update(msg.clock);
+      break;
     case "room_update":
       if (state.room && msg.room_id === state.room.room_id) {
         state.room.players = msg.players;
         state.room.spectators = msg.spectators;
+        if (state.room.status !== "finished") clocks.update(msg.clock, msg.players);
         if (state.room.status === "waiting" && msg.players.x && msg.players.o) {
           // Both seats are filled: the game starts, X first (room_update carries no turn).
           state.room.status = "playing";

@@ -697,6 +697,10 @@ pub enum ServerMsg {
         players: Players,
         /// How many watch.
         spectators: usize,
+        /// Both clocks as of this message (the one that starts the game starts X's); absent
+        /// without a clock.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        clock: Option<ClockState>,
     },
     /// A bot's search progress.
     BotThinking {
@@ -721,6 +725,10 @@ pub enum ServerMsg {
         room_id: String,
         /// Last event number.
         seq: u64,
+        /// Both clocks now (the replayed events' clocks are as of their own sends); absent
+        /// without a clock.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        clock: Option<ClockState>,
     },
     /// The room is gone (cleaned up or server stopping).
     RoomClosed {
@@ -935,6 +943,7 @@ mod tests {
                     o: None,
                 },
                 spectators: 2,
+                clock: None,
             },
             ServerMsg::BotThinking {
                 room_id: "abc".into(),

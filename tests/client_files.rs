@@ -24,6 +24,7 @@ async fn the_page_and_its_modules_are_served() {
             "export function renderBoard",
         ),
         ("/style.css", "text/css", ".board"),
+        ("/clock.js", "text/javascript", "export class Clocks"),
     ] {
         let (head, body) = server.get_raw(path).await;
         assert!(head.starts_with("HTTP/1.1 200 OK"), "{path}: {head}");

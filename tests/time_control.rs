@@ -157,6 +157,50 @@ async fn a_flag_before_the_first_move_loses_too() {
     drop(o);
 }
 
+/// The second player's seat starts the game and X's clock: the creator learns it from that
+/// `room_update`, the joiner from its `room_joined`.
+#[tokio::test(start_paused = true)]
+async fn taking_the_second_seat_starts_xs_clock() {
+    let server = server();
+    let mut x = Fake::new(&server, "x");
+    let mut o = Fake::new(&server, "o");
+    let tc = json!({"kind": "per_move", "move_ms": 30_000});
+    let params = server
+        .lobby
+        .check_params(
+            "caro",
+            None,
+            None,
+            None,
+            &SeatSpec::Word("me".into()),
+            &SeatSpec::Word("open".into()),
+            Some(&tc),
+        )
+        .unwrap();
+    let (h, _) = server.lobby.open_room(x.who.clone(), params, None).unwrap();
+    let created = x.drain().await.remove(0);
+    assert_eq!(
+        created["room"]["clock"],
+        json!({"x": 30_000, "o": 30_000, "running": null})
+    );
+    sleep_ms(5_000).await; // waiting for a player costs nobody time
+    h.join(o.who.clone(), None, None).await.unwrap();
+    sleep_ms(1_000).await;
+    assert_eq!(
+        x.drain().await,
+        [json!({"type": "room_update", "room_id": &*h.id,
+            "players": {"x": {"name": "x", "kind": "human", "connected": true},
+                        "o": {"name": "o", "kind": "human", "connected": true}},
+            "spectators": 0, "clock": {"x": 30_000, "o": 30_000, "running": "x"}})]
+    );
+    let joined = o.drain().await.remove(0);
+    assert_eq!(
+        joined["room"]["clock"],
+        json!({"x": 30_000, "o": 30_000, "running": "x"})
+    );
+    assert_eq!(joined["room"]["status"], "playing");
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_increment_is_credited_after_each_move() {
     let server = server();
@@ -183,8 +227,27 @@ async fn the_increment_is_credited_after_each_move() {
             json!({"x": 9_000, "o": 10_500, "running": "x"})
         )]
     );
+    // A `sync` replays the move as it was sent, then says where the clocks are now.
+    sleep_ms(500).await;
+    h.send(RoomCmd::Sync {
+        who: x.who.clone(),
+        since_seq: 1,
+        re: Some(json!(9)),
+    })
+    .await
+    .unwrap();
+    let replay = x.drain().await;
+    assert_eq!(
+        replay[0]["clock"],
+        json!({"x": 9_000, "o": 10_500, "running": "x"})
+    );
+    assert_eq!(
+        replay[1],
+        json!({"type": "synced", "re": 9, "room_id": &*h.id, "seq": 2,
+            "clock": {"x": 8_500, "o": 10_500, "running": "x"}})
+    );
     // A spectator joining now sees both clocks as of its room_joined, and the time control.
-    sleep_ms(4_000).await;
+    sleep_ms(3_500).await;
     let mut s = Fake::new(&server, "s");
     h.join(s.who.clone(), None, None).await.unwrap();
     let joined = s.drain().await.remove(0);

@@ -387,6 +387,7 @@ impl Room {
             room_id: self.id.to_string(),
             players: view::players(&self.seats, self.abandon_ms()),
             spectators: self.seats.spectators(),
+            clock: self.clocks.state(),
         };
         self.broadcast(encode(&msg, None));
     }
@@ -542,6 +543,7 @@ impl Room {
                     &ServerMsg::Synced {
                         room_id: self.id.to_string(),
                         seq: self.outbox.seq(),
+                        clock: self.clocks.state(),
                     },
                     re,
                 ));

@@ -23,8 +23,9 @@
 //! take as it is, `Who`'s `ClientHandle` (a local queue), is for that later issue to translate.
 //!
 //! The actor is split by job (see `actor`): `seats` (seats, members, reconnects), `outbox` (seq,
-//! history, "durable before acknowledged", fan-out), `timers` (deadlines) and `view` (summaries
-//! and publishing); play and bots are in `actor` itself.
+//! history, "durable before acknowledged", fan-out), `timers` (deadlines), `clocks` (game
+//! clocks and the idle limit) and `view` (summaries and publishing); play and bots are in
+//! `actor` itself.
 
 mod actor;
 mod clocks;
