@@ -89,3 +89,32 @@ test("a short clock counts down in the page and its flag fall ends the game", as
     await b.context.close();
   }
 });
+
+test("the opponent sees an away player's countdown to abandonment", async () => {
+  const a = await newPlayer("Ann");
+  const b = await newPlayer("Bob");
+  try {
+    await a.page.selectOption("#seat-x", "me");
+    await a.page.selectOption("#seat-o", "open");
+    await a.page.selectOption("#time-control", "none");
+    await a.page.click('#create-form button[type="submit"]');
+    await a.page.waitForFunction(() => location.hash.startsWith("#/room/"));
+    const roomId = await a.page.evaluate(() => location.hash.split("/")[2]);
+    // No clock: no clock shown.
+    assert.ok(await a.page.$eval('[data-clock="x"]', (e) => e.hidden));
+    await b.page.goto(`${server.base}/#/room/${roomId}`);
+    await a.page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
+    // Bob leaves the page: on Ann's turn his countdown is the absence cap (5 min)...
+    await b.context.close();
+    await a.page.waitForSelector('[data-away="o"]:not([hidden])');
+    assert.match(await a.page.textContent('[data-away="o"]'), /^away: loses in (5:00|4:5\d)$/);
+    // ...and once it is his turn, the grace (rooms.grace_ms, 30 s here), counting down.
+    await a.page.click('#board button.cell[data-x="7"][data-y="7"]');
+    await a.page.waitForFunction(() => /^away: loses in 0:(30|2\d)$/.test(document.querySelector('[data-away="o"]').textContent));
+    const first = await a.page.textContent('[data-away="o"]');
+    await a.page.waitForFunction((t) => document.querySelector('[data-away="o"]').textContent !== t, first);
+    await screenshot(a.page, "away");
+  } finally {
+    await a.context.close();
+  }
+});
