@@ -277,6 +277,34 @@ mod tests {
     }
 
     #[test]
+    fn clock_bounds_errors_name_the_key() {
+        let d = RawLimits::default;
+        assert_eq!(
+            err(RawLimits {
+                min_clock_ms: 99,
+                ..d()
+            }),
+            "limits.min_clock_ms: must be at least 100"
+        );
+        assert_eq!(
+            err(RawLimits {
+                min_clock_ms: 5_000,
+                max_clock_ms: 4_999,
+                ..d()
+            }),
+            "limits.max_clock_ms: must be in limits.min_clock_ms..=1099511627776"
+        );
+        assert_eq!(
+            err(RawLimits {
+                max_clock_ms: 5_000,
+                max_increment_ms: 5_001,
+                ..d()
+            }),
+            "limits.max_increment_ms: must be at most limits.max_clock_ms"
+        );
+    }
+
+    #[test]
     fn limits_errors_name_the_key() {
         let d = RawLimits::default;
         assert_eq!(

@@ -150,5 +150,12 @@ mod tests {
             }),
             "rooms.history_events: must be at least 1"
         );
+        assert_eq!(
+            err(RawRooms {
+                idle_move_ms: 999,
+                ..d()
+            }),
+            "rooms.idle_move_ms: must be at least 1000"
+        );
     }
 }
