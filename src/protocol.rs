@@ -164,6 +164,14 @@ pub enum ClientMsg {
         /// The last event the client has.
         since_seq: u64,
     },
+    /// Says something in a room: a seated player in the players' channel, anyone else in the
+    /// spectators' (see [`ChatChannel`]).
+    Chat {
+        /// Where.
+        room_id: String,
+        /// What (cleaned and bounded by the connection: `[chat]` in the config).
+        text: String,
+    },
 }
 
 /// Parses one text frame: `(id, message)`. On failure the id (if any could be read) comes back
@@ -271,6 +279,12 @@ pub enum ErrorCode {
     RateLimited,
     /// The server is stopping.
     ShuttingDown,
+    /// A chat line is empty, or holds a control or bidirectional control character.
+    BadChat,
+    /// A chat line is longer than `chat.max_chars`.
+    ChatTooLong,
+    /// Too many chat lines; this one was dropped (`chat.per_minute`, `chat.burst`).
+    ChatTooFast,
 }
 
 impl ErrorCode {
@@ -297,6 +311,9 @@ impl ErrorCode {
             ErrorCode::TooManyRoomsForPlayer => "too_many_rooms_for_player",
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::ShuttingDown => "shutting_down",
+            ErrorCode::BadChat => "bad_chat",
+            ErrorCode::ChatTooLong => "chat_too_long",
+            ErrorCode::ChatTooFast => "chat_too_fast",
         }
     }
 }
@@ -342,6 +359,34 @@ pub struct BotInfo {
     /// Outside engines only: whether it plays square boards only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub square_only: Option<bool>,
+}
+
+/// A room's two chat channels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatChannel {
+    /// The seated players speak; everyone in the room reads, and the lines are kept with the
+    /// game (its replay shows them).
+    Players,
+    /// Everyone else speaks and reads; the players read it only once the game is over (as on
+    /// lichess). Not kept.
+    Spectators,
+}
+
+/// One line of chat, as `chat` and `room_joined` carry it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChatLine {
+    /// Which channel.
+    pub channel: ChatChannel,
+    /// The speaker's name as the room shows it.
+    pub from: Arc<str>,
+    /// The speaker's seat (players' channel only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seat: Option<Seat>,
+    /// What was said.
+    pub text: Arc<str>,
+    /// Unix milliseconds when the server took it.
+    pub at: i64,
 }
 
 /// Who sits in a seat.
@@ -574,6 +619,10 @@ pub enum ServerMsg {
         room: RoomState,
         /// Your role.
         you: You,
+        /// The chat lines you may read, oldest first (at most `chat.history` per channel);
+        /// absent when there are none.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        chat: Vec<ChatLine>,
     },
     /// Reply to `leave_room`.
     Left {
@@ -647,6 +696,14 @@ pub enum ServerMsg {
         room_id: String,
         /// Last event number.
         seq: u64,
+    },
+    /// A chat line, to those who may read its channel.
+    Chat {
+        /// Where.
+        room_id: Arc<str>,
+        /// The line.
+        #[serde(flatten)]
+        line: ChatLine,
     },
     /// The room is gone (cleaned up or server stopping).
     RoomClosed {

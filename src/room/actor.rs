@@ -25,6 +25,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
+use super::chat::Chat;
 use super::outbox::{self, Ack, Outbox, Replay};
 use super::seats::{Departed, Human, Joining, Leaving, Member, Occupant, Seats};
 use super::timers::{sleep_until_opt, Timers};
@@ -34,8 +35,8 @@ use crate::bot::{BotEvent, SearchHandle};
 use crate::client::ClientHandle;
 use crate::latest::Latest;
 use crate::protocol::{
-    cells, encode, encode_error, ErrorCode, JoinAs, Outcome, ProtoError, Reason, RoomStatus, Seat,
-    ServerMsg,
+    cells, encode, encode_error, with_re, ChatChannel, ChatLine, ErrorCode, JoinAs, Outcome,
+    ProtoError, Reason, RoomStatus, Seat, ServerMsg,
 };
 use crate::store::{GameRecord, SeatRecord};
 
@@ -44,6 +45,7 @@ pub(super) struct Room {
     id: Arc<str>,
     board: Board,
     seats: Seats,
+    chat: Chat,
     outbox: Outbox,
     timers: Timers,
     /// Where the lobby reads the room's summary.
@@ -64,6 +66,14 @@ pub(super) struct Room {
 
 fn err(code: ErrorCode, message: impl Into<String>) -> ProtoError {
     ProtoError::new(code, message)
+}
+
+/// The member map's own key for `player_id` (fan-out tells members apart by pointer).
+fn member_key(seats: &Seats, player_id: &str) -> Option<Arc<str>> {
+    seats
+        .members()
+        .get_key_value(player_id)
+        .map(|(k, _)| k.clone())
 }
 
 impl Room {
@@ -90,6 +100,7 @@ impl Room {
         let summary = Arc::new(Latest::new(first));
         let room = Room {
             outbox: Outbox::new(ctx.settings.history_events),
+            chat: Chat::new(ctx.settings.chat_history),
             timers: Timers::new(bots_only),
             board,
             seats,
@@ -150,6 +161,9 @@ impl Room {
             }
             room.outbox.restored(m.seq);
         }
+        for line in &record.chat {
+            room.chat.push(line.clone());
+        }
         room.started = true;
         room.ctx.metrics.games_active.fetch_add(1, Relaxed);
         room.timers.maybe_empty(true);
@@ -208,7 +222,7 @@ impl Room {
     /// Sends the creator its `room_joined`. Called once the room is registered: a creator who
     /// passes the id on at once must find the room there (see `room::spawn`).
     pub(super) fn greet(&self, client: &ClientHandle, seat: Option<Seat>, re: Option<&Value>) {
-        client.send(self.facts().joined(&self.summary, seat, re));
+        self.send_joined(client, seat, re);
     }
 
     pub(super) async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>, stop: Arc<super::Stop>) {
@@ -283,7 +297,8 @@ impl Room {
     // --- Sending. ---
 
     fn send_joined(&self, client: &ClientHandle, seat: Option<Seat>, re: Option<&Value>) {
-        client.send(self.facts().joined(&self.summary, seat, re));
+        let chat = self.chat.visible(seat, self.finished.is_some());
+        client.send(self.facts().joined(&self.summary, seat, chat, re));
     }
 
     fn reply_err(client: &ClientHandle, e: ProtoError, re: Option<&Value>) {
@@ -394,7 +409,84 @@ impl Room {
             RoomCmd::Disconnected { player_id, conn_id } => {
                 self.disconnected(&player_id, conn_id);
             }
+            RoomCmd::Say { who, text, re } => {
+                if let Err(e) = self.say(&who, text, re.as_ref()) {
+                    Self::reply_err(&who.client, e, re.as_ref());
+                }
+            }
         }
+    }
+
+    // --- Chat: `chat` decides who reads what, the room sends and stores. ---
+
+    /// A member's line, to those who may read its channel; a player's line in a game is stored
+    /// with it first (the speaker's copy, with `re`, waits for the write like a move's ack).
+    fn say(&mut self, who: &Who, text: String, re: Option<&Value>) -> Result<(), ProtoError> {
+        let Some(member) = self.seats.member(&who.player_id) else {
+            return Err(err(ErrorCode::NotInRoom, "join the room to chat in it"));
+        };
+        let seat = member.seat;
+        let channel = Chat::channel_of(seat);
+        // A player's name as its seat shows it (with the room's suffix, if any).
+        let from = match seat.map(|s| self.seats.occupant(s)) {
+            Some(Occupant::Human(h)) => h.name.clone(),
+            _ => who.name.clone(),
+        };
+        let line = ChatLine {
+            channel,
+            from,
+            seat,
+            text: text.into(),
+            at: crate::store::now_ms(),
+        };
+        self.chat.push(line.clone());
+        if let (ChatChannel::Players, Some(seat)) = (channel, seat) {
+            if self.started {
+                self.store(crate::store::StoreEvent::Chat {
+                    room_id: self.id.to_string(),
+                    seat,
+                    name: line.from.to_string(),
+                    text: line.text.to_string(),
+                    at: line.at,
+                });
+            }
+        }
+        let bytes = encode(
+            &ServerMsg::Chat {
+                room_id: self.id.clone(),
+                line,
+            },
+            None,
+        );
+        if channel == ChatChannel::Players {
+            // Everyone reads it: the move path, held until this turn's store write.
+            let ack = re.and_then(|re| {
+                let key = member_key(&self.seats, &who.player_id)?;
+                Some((key, with_re(&bytes, re)))
+            });
+            if let Some((bytes, ack)) = self.outbox.hold(bytes, ack) {
+                self.deliver(bytes, ack);
+            }
+            return Ok(());
+        }
+        let game_over = self.finished.is_some();
+        let mut dropped = Vec::new();
+        for (pid, m) in self.seats.members() {
+            if !Chat::reads(channel, m.seat, game_over) {
+                continue;
+            }
+            let copy = match re {
+                Some(re) if **pid == *who.player_id => with_re(&bytes, re),
+                _ => bytes.clone(),
+            };
+            if !m.client.send(copy) {
+                dropped.push((pid.clone(), m.client.conn_id));
+            }
+        }
+        for (pid, conn) in dropped {
+            self.disconnected(&pid, conn);
+        }
+        Ok(())
     }
 
     // --- Members: `seats` decides, the room follows up. ---

@@ -22,11 +22,13 @@
 //! costs nothing, where `dyn` would need a boxed future per command. What a remote room cannot
 //! take as it is, `Who`'s `ClientHandle` (a local queue), is for that later issue to translate.
 //!
-//! The actor is split by job (see `actor`): `seats` (seats, members, reconnects), `outbox` (seq,
+//! The actor is split by job (see `actor`): `seats` (seats, members, reconnects), `chat` (the
+//! two channels and what each member may read), `outbox` (seq,
 //! history, "durable before acknowledged", fan-out), `timers` (deadlines) and `view` (summaries
 //! and publishing); play and bots are in `actor` itself.
 
 mod actor;
+mod chat;
 mod outbox;
 mod seats;
 mod timers;
@@ -66,6 +68,8 @@ pub struct RoomSettings {
     pub unwatched_bot_game: Duration,
     /// Events kept for `sync`.
     pub history_events: usize,
+    /// Chat lines kept per channel for those who join later.
+    pub chat_history: usize,
     /// A client's queue length (a `sync` replay must fit in half of it).
     pub send_queue: usize,
     /// Spectators per room.
@@ -226,8 +230,17 @@ pub enum RoomCmd {
         /// Which connection (a newer one of the same player is left alone).
         conn_id: u64,
     },
-    // Draw offers, takebacks and rematch (`Offer`), and chat (`Say`), come here as commands
-    // of their own, each handled by a module of its own beside `seats` (see `actor`).
+    /// A chat line (already cleaned by the connection).
+    Say {
+        /// Asker.
+        who: Who,
+        /// The line.
+        text: String,
+        /// Message id (the speaker's own copy carries it as `re`).
+        re: Option<Value>,
+    },
+    // Draw offers, takebacks and rematch (`Offer`) come here as a command of their own, handled
+    // by a module of its own beside `seats` and `chat` (see `actor`).
 }
 
 /// A cloneable way to reach a room, wherever it runs (see the module docs).

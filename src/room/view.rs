@@ -13,8 +13,8 @@ use tokio_tungstenite::tungstenite::Utf8Bytes;
 use super::seats::{Occupant, Seats};
 use super::Summary;
 use crate::protocol::{
-    cells, encode, Cell, Fault, Outcome, PlayerInfo, Players, Reason, RoomState, RoomStatus,
-    RoomSummary, Seat, ServerMsg, You,
+    cells, encode, Cell, ChatLine, Fault, Outcome, PlayerInfo, Players, Reason, RoomState,
+    RoomStatus, RoomSummary, Seat, ServerMsg, You,
 };
 
 /// How a game ended, as `room_joined` shows it.
@@ -120,6 +120,7 @@ impl Facts<'_> {
         &self,
         summary: &Summary,
         seat: Option<Seat>,
+        chat: Vec<ChatLine>,
         re: Option<&Value>,
     ) -> Utf8Bytes {
         self.publish(summary);
@@ -135,6 +136,7 @@ impl Facts<'_> {
             &ServerMsg::RoomJoined {
                 room: self.state(),
                 you,
+                chat,
             },
             re,
         )

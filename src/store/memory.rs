@@ -9,6 +9,8 @@ use std::collections::HashMap;
 
 use parking_lot::Mutex;
 
+use crate::protocol::{ChatChannel, ChatLine};
+
 use super::{
     outcome_str, reason_str, Commit, GamePlayers, GameQuery, GameRecord, GameSummary, MoveRecord,
     RestoredSession, SeatRecord, Store, StoreError, StoreEvent,
@@ -67,6 +69,7 @@ impl MemoryStore {
                             finished_at: None,
                         },
                         moves: Vec::new(),
+                        chat: Vec::new(),
                     });
                 }
                 StoreEvent::Move {
@@ -95,6 +98,23 @@ impl MemoryStore {
                         g.summary.fault = forfeit.as_ref().map(|f| f.fault.clone());
                         g.summary.detail = forfeit.as_ref().map(|f| f.detail.clone());
                         g.summary.finished_at = Some(at);
+                    }
+                }
+                StoreEvent::Chat {
+                    room_id,
+                    seat,
+                    name,
+                    text,
+                    at,
+                } => {
+                    if let Some(g) = index.get(room_id).map(|&i| &mut games[i]) {
+                        g.chat.push(ChatLine {
+                            channel: ChatChannel::Players,
+                            from: name.as_str().into(),
+                            seat: Some(*seat),
+                            text: text.as_str().into(),
+                            at: *at,
+                        });
                     }
                 }
                 StoreEvent::Session { .. } | StoreEvent::SessionsExpired { .. } => {}

@@ -141,6 +141,19 @@ pub enum StoreEvent {
         /// Current name.
         name: String,
     },
+    /// A line of the players' chat, kept with their game (the spectators' channel is not kept).
+    Chat {
+        /// Room.
+        room_id: String,
+        /// The speaker's seat.
+        seat: Seat,
+        /// The speaker's name as the room showed it.
+        name: String,
+        /// What was said.
+        text: String,
+        /// Unix milliseconds, as the line was sent.
+        at: i64,
+    },
     /// Delete the session rows last written before `updated_before` (Unix ms) that no
     /// unfinished game seats: rows no restart could resume, purged while running (the lobby's
     /// janitor) as opening the file purges them at start.

@@ -8,6 +8,7 @@
 use serde::Serialize;
 
 use super::SeatRecord;
+use crate::protocol::ChatLine;
 
 /// A game as the replay API lists it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -71,15 +72,20 @@ pub struct GameRecord {
     pub summary: GameSummary,
     /// In order; X moves first.
     pub moves: Vec<MoveRecord>,
+    /// The players' chat, in order.
+    pub chat: Vec<ChatLine>,
 }
 
 impl Serialize for GameRecord {
     /// The summary's fields with `moves` as the list of moves instead of their count (a
-    /// flattened struct would write the key twice).
+    /// flattened struct would write the key twice), and `chat` when the players chatted.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::Error;
         let mut v = serde_json::to_value(&self.summary).map_err(S::Error::custom)?;
         v["moves"] = serde_json::to_value(&self.moves).map_err(S::Error::custom)?;
+        if !self.chat.is_empty() {
+            v["chat"] = serde_json::to_value(&self.chat).map_err(S::Error::custom)?;
+        }
         v.serialize(s)
     }
 }

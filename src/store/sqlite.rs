@@ -21,6 +21,8 @@ use parking_lot::Mutex;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use tokio::sync::oneshot;
 
+use crate::protocol::{ChatChannel, ChatLine, Seat};
+
 use super::{
     now_ms, outcome_str, reason_str, seat_str, Commit, GamePlayers, GameQuery, GameRecord,
     GameSummary, MoveRecord, Restored, RestoredSession, SeatRecord, Store, StoreError, StoreEvent,
@@ -75,6 +77,16 @@ pub const MIGRATIONS: &[&str] = &[
     // v3: why an outside engine forfeited (`game_over`'s `fault` and `detail`).
     "ALTER TABLE games ADD COLUMN fault TEXT;
     ALTER TABLE games ADD COLUMN detail TEXT;",
+    // v4: the players' chat, kept with the game.
+    "CREATE TABLE chat (
+        id      INTEGER PRIMARY KEY,
+        game_id TEXT NOT NULL REFERENCES games(id),
+        seat    TEXT NOT NULL,
+        name    TEXT NOT NULL,
+        text    TEXT NOT NULL,
+        at_ms   INTEGER NOT NULL
+    );
+    CREATE INDEX chat_game ON chat(game_id, id);",
 ];
 
 /// The schema version this server writes.
@@ -311,6 +323,19 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
             )?
             .execute(params![token_hash, player_id, name, at])?;
         }
+        StoreEvent::Chat {
+            room_id,
+            seat,
+            name,
+            text,
+            at,
+        } => {
+            tx.prepare_cached(
+                "INSERT INTO chat (game_id, seat, name, text, at_ms)
+                 SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM games WHERE id = ?1)",
+            )?
+            .execute(params![room_id, seat_str(*seat), name, text, at])?;
+        }
         StoreEvent::SessionsExpired { updated_before } => {
             let gone = tx
                 .prepare_cached(PURGE_SESSIONS)?
@@ -408,6 +433,23 @@ fn moves_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<MoveRecord>> {
     rows.collect()
 }
 
+fn chat_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<ChatLine>> {
+    let mut st = conn.prepare_cached(
+        "SELECT seat, name, text, at_ms FROM chat WHERE game_id = ?1 ORDER BY id",
+    )?;
+    let rows = st.query_map([id], |r| {
+        let seat: String = r.get(0)?;
+        Ok(ChatLine {
+            channel: ChatChannel::Players,
+            from: r.get::<_, String>(1)?.into(),
+            seat: Some(if seat == "o" { Seat::O } else { Seat::X }),
+            text: r.get::<_, String>(2)?.into(),
+            at: r.get(3)?,
+        })
+    })?;
+    rows.collect()
+}
+
 fn game_of(conn: &Connection, id: &str) -> rusqlite::Result<Option<GameRecord>> {
     let sql = format!("SELECT {SUMMARY_COLUMNS} FROM games g WHERE g.id = ?1");
     let Some(summary) = conn
@@ -418,7 +460,12 @@ fn game_of(conn: &Connection, id: &str) -> rusqlite::Result<Option<GameRecord>> 
         return Ok(None);
     };
     let moves = moves_of(conn, id)?;
-    Ok(Some(GameRecord { summary, moves }))
+    let chat = chat_of(conn, id)?;
+    Ok(Some(GameRecord {
+        summary,
+        moves,
+        chat,
+    }))
 }
 
 impl Store for SqliteStore {
