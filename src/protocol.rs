@@ -127,6 +127,9 @@ pub enum ClientMsg {
         x: SeatSpec,
         /// Who plays O.
         o: SeatSpec,
+        /// A casual game: a bot grants takebacks (default false).
+        #[serde(default)]
+        casual: bool,
     },
     /// Enters a room.
     JoinRoom {
@@ -163,6 +166,22 @@ pub enum ClientMsg {
         room_id: String,
         /// The last event the client has.
         since_seq: u64,
+    },
+    /// Offers the opponent a draw, or asks to take back one's last move.
+    Offer {
+        /// Where.
+        room_id: String,
+        /// What.
+        kind: OfferKind,
+    },
+    /// Accepts or declines the opponent's pending offer of `kind`.
+    Respond {
+        /// Where.
+        room_id: String,
+        /// Which offer.
+        kind: OfferKind,
+        /// Yes or no.
+        accept: bool,
     },
     /// Says something in a room: a seated player in the players' channel, anyone else in the
     /// spectators' (see [`ChatChannel`]).
@@ -285,6 +304,12 @@ pub enum ErrorCode {
     ChatTooLong,
     /// Too many chat lines; this one was dropped (`chat.per_minute`, `chat.burst`).
     ChatTooFast,
+    /// An offer of that kind is already pending.
+    OfferPending,
+    /// No pending offer of that kind from the opponent.
+    NoOffer,
+    /// No move of yours to take back, or a bot that grants none (a game not casual).
+    NoTakeback,
 }
 
 impl ErrorCode {
@@ -314,6 +339,9 @@ impl ErrorCode {
             ErrorCode::BadChat => "bad_chat",
             ErrorCode::ChatTooLong => "chat_too_long",
             ErrorCode::ChatTooFast => "chat_too_fast",
+            ErrorCode::OfferPending => "offer_pending",
+            ErrorCode::NoOffer => "no_offer",
+            ErrorCode::NoTakeback => "no_takeback",
         }
     }
 }
@@ -359,6 +387,38 @@ pub struct BotInfo {
     /// Outside engines only: whether it plays square boards only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub square_only: Option<bool>,
+}
+
+/// What a player may offer or ask of the opponent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OfferKind {
+    /// End the game as a draw (`reason: "agreement"`).
+    Draw,
+    /// Take back the asker's last move (and the opponent's reply to it, if any).
+    Takeback,
+}
+
+/// A pending offer, as `room_joined` shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PendingOffer {
+    /// What.
+    pub kind: OfferKind,
+    /// Who offered.
+    pub by: Seat,
+}
+
+/// How an offer ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OfferEnd {
+    /// The opponent said yes.
+    Accepted,
+    /// The opponent said no.
+    Declined,
+    /// It no longer applies: its maker moved again (a draw), a move was played (a takeback),
+    /// or the game ended.
+    Lapsed,
 }
 
 /// A room's two chat channels.
@@ -485,6 +545,8 @@ pub enum Reason {
     /// A game between two bots that nobody watched was stopped (`rooms.unwatched_bot_game_ms`);
     /// recorded as a draw.
     Aborted,
+    /// The players agreed to a draw.
+    Agreement,
 }
 
 /// How an outside engine forfeited (`game_over.fault`): a stable code clients can match on.
@@ -564,6 +626,12 @@ pub struct RoomState {
     /// When forfeited: what happened, for humans.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// A casual game (absent when not).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub casual: bool,
+    /// Pending offers (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub offers: Vec<PendingOffer>,
 }
 
 /// Your place in a room.
@@ -696,6 +764,39 @@ pub enum ServerMsg {
         room_id: String,
         /// Last event number.
         seq: u64,
+    },
+    /// A player offers a draw or asks for a takeback.
+    Offer {
+        /// Where.
+        room_id: String,
+        /// What.
+        kind: OfferKind,
+        /// Who.
+        by: Seat,
+    },
+    /// An offer was accepted, declined or lapsed.
+    OfferEnded {
+        /// Where.
+        room_id: String,
+        /// What.
+        kind: OfferKind,
+        /// Who had offered.
+        by: Seat,
+        /// How it ended.
+        outcome: OfferEnd,
+    },
+    /// Moves were taken back (an accepted takeback): a game event, with `seq`.
+    Takeback {
+        /// Where.
+        room_id: String,
+        /// Event number.
+        seq: u64,
+        /// Who asked.
+        by: Seat,
+        /// The cells emptied, the last move first.
+        undone: Vec<Cell>,
+        /// Next to move.
+        turn: Seat,
     },
     /// A chat line, to those who may read its channel.
     Chat {

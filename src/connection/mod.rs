@@ -372,8 +372,9 @@ impl Conn {
                 rule,
                 x,
                 o,
+                casual,
             } => {
-                let params = self.server.lobby.check_params(
+                let mut params = self.server.lobby.check_params(
                     &game,
                     width,
                     height,
@@ -381,6 +382,7 @@ impl Conn {
                     &x,
                     &o,
                 )?;
+                params.casual = casual;
                 if params.seats.iter().any(|k| matches!(k, SeatKind::Me)) {
                     // Written before the room exists: a bot may move first, and the creator's
                     // row must be durable no later than that move (the store keeps order).
@@ -431,6 +433,27 @@ impl Conn {
                 let re = re.cloned();
                 self.send_to_room(&room_id, RoomCmd::Sync { who, since_seq, re })
                     .await?;
+            }
+            ClientMsg::Offer { room_id, kind } => {
+                let who = self.who(&session);
+                let re = re.cloned();
+                self.send_to_room(&room_id, RoomCmd::Offer { who, kind, re })
+                    .await?;
+            }
+            ClientMsg::Respond {
+                room_id,
+                kind,
+                accept,
+            } => {
+                let who = self.who(&session);
+                let re = re.cloned();
+                let cmd = RoomCmd::Respond {
+                    who,
+                    kind,
+                    accept,
+                    re,
+                };
+                self.send_to_room(&room_id, cmd).await?;
             }
             ClientMsg::Chat { room_id, text } => {
                 let text = crate::names::chat_line(&text, self.server.config.chat.max_chars)?;

@@ -14,6 +14,7 @@
 //! also loses once away for `absent_cap` in total, whoever's turn it is, so no game stalls. When
 //! both are away, the clock of the side to move runs. Open seats abandon nothing.
 
+mod offer;
 mod play;
 
 use std::sync::atomic::Ordering::Relaxed;
@@ -26,6 +27,7 @@ use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use super::chat::Chat;
+use super::offers::Offers;
 use super::outbox::{self, Ack, Outbox, Replay};
 use super::seats::{Departed, Human, Joining, Leaving, Member, Occupant, Seats};
 use super::timers::{sleep_until_opt, Timers};
@@ -46,6 +48,12 @@ pub(super) struct Room {
     board: Board,
     seats: Seats,
     chat: Chat,
+    offers: Offers,
+    /// A casual game: a bot grants takebacks.
+    casual: bool,
+    /// The last score a bot's search reported, for its side: a bot accepts a draw offer when
+    /// it does not think itself ahead.
+    bot_score: Option<i32>,
     outbox: Outbox,
     timers: Timers,
     /// Where the lobby reads the room's summary.
@@ -101,6 +109,9 @@ impl Room {
         let room = Room {
             outbox: Outbox::new(ctx.settings.history_events),
             chat: Chat::new(ctx.settings.chat_history),
+            offers: Offers::default(),
+            casual: false,
+            bot_score: None,
             timers: Timers::new(bots_only),
             board,
             seats,
@@ -159,8 +170,9 @@ impl Room {
                 tracing::error!(room = %room.id, "stored move {},{} refused: {e}", m.x, m.y);
                 break;
             }
-            room.outbox.restored(m.seq);
         }
+        room.outbox.restored(record.seq);
+        room.casual = record.summary.casual;
         for line in &record.chat {
             room.chat.push(line.clone());
         }
@@ -212,6 +224,7 @@ impl Room {
             },
         });
         let (mut room, summary) = Room::blank(ctx, id, params.rules, occupants);
+        room.casual = params.casual;
         room.creator = Some(creator.player_id.clone());
         room.seats.add_member(&creator, creator_seat);
         room.maybe_start();
@@ -297,8 +310,12 @@ impl Room {
     // --- Sending. ---
 
     fn send_joined(&self, client: &ClientHandle, seat: Option<Seat>, re: Option<&Value>) {
-        let chat = self.chat.visible(seat, self.finished.is_some());
-        client.send(self.facts().joined(&self.summary, seat, chat, re));
+        let extras = view::Extras {
+            chat: self.chat.visible(seat, self.finished.is_some()),
+            casual: self.casual,
+            offers: self.offers.pending(),
+        };
+        client.send(self.facts().joined(&self.summary, seat, extras, re));
     }
 
     fn reply_err(client: &ClientHandle, e: ProtoError, re: Option<&Value>) {
@@ -308,6 +325,18 @@ impl Room {
     /// Sends the same bytes to every member (after this turn's store writes, if any).
     fn broadcast(&mut self, bytes: Utf8Bytes) {
         if let Some((bytes, ack)) = self.outbox.hold(bytes, None) {
+            self.deliver(bytes, ack);
+        }
+    }
+
+    /// Sends the same bytes to every member, `ack`'s member getting its copy with `re` (after
+    /// this turn's store writes, if any).
+    fn broadcast_acked(&mut self, bytes: Utf8Bytes, ack: Option<(&str, &Value)>) {
+        let ack = ack.and_then(|(pid, re)| {
+            let key = member_key(&self.seats, pid)?;
+            Some((key, with_re(&bytes, re)))
+        });
+        if let Some((bytes, ack)) = self.outbox.hold(bytes, ack) {
             self.deliver(bytes, ack);
         }
     }
@@ -409,6 +438,21 @@ impl Room {
             RoomCmd::Disconnected { player_id, conn_id } => {
                 self.disconnected(&player_id, conn_id);
             }
+            RoomCmd::Offer { who, kind, re } => {
+                if let Err(e) = self.offer(&who, kind, re.as_ref()) {
+                    Self::reply_err(&who.client, e, re.as_ref());
+                }
+            }
+            RoomCmd::Respond {
+                who,
+                kind,
+                accept,
+                re,
+            } => {
+                if let Err(e) = self.respond(&who, kind, accept, re.as_ref()) {
+                    Self::reply_err(&who.client, e, re.as_ref());
+                }
+            }
             RoomCmd::Say { who, text, re } => {
                 if let Err(e) = self.say(&who, text, re.as_ref()) {
                     Self::reply_err(&who.client, e, re.as_ref());
@@ -459,14 +503,8 @@ impl Room {
             None,
         );
         if channel == ChatChannel::Players {
-            // Everyone reads it: the move path, held until this turn's store write.
-            let ack = re.and_then(|re| {
-                let key = member_key(&self.seats, &who.player_id)?;
-                Some((key, with_re(&bytes, re)))
-            });
-            if let Some((bytes, ack)) = self.outbox.hold(bytes, ack) {
-                self.deliver(bytes, ack);
-            }
+            // Everyone reads it: held until this turn's store write, like a move.
+            self.broadcast_acked(bytes, re.map(|re| (&*who.player_id, re)));
             return Ok(());
         }
         let game_over = self.finished.is_some();

@@ -23,12 +23,13 @@
 //! take as it is, `Who`'s `ClientHandle` (a local queue), is for that later issue to translate.
 //!
 //! The actor is split by job (see `actor`): `seats` (seats, members, reconnects), `chat` (the
-//! two channels and what each member may read), `outbox` (seq,
+//! two channels and what each member may read), `offers` (draw offers, takebacks), `outbox` (seq,
 //! history, "durable before acknowledged", fan-out), `timers` (deadlines) and `view` (summaries
 //! and publishing); play and bots are in `actor` itself.
 
 mod actor;
 mod chat;
+mod offers;
 mod outbox;
 mod seats;
 mod timers;
@@ -47,7 +48,7 @@ use crate::bot::BotPool;
 use crate::client::ClientHandle;
 use crate::latest::Latest;
 use crate::metrics::Metrics;
-use crate::protocol::{ErrorCode, JoinAs, ProtoError, RoomSummary, Seat, SeatSpec};
+use crate::protocol::{ErrorCode, JoinAs, OfferKind, ProtoError, RoomSummary, Seat, SeatSpec};
 use crate::signal::Signal;
 use crate::store::Store;
 
@@ -137,6 +138,8 @@ pub struct RoomParams {
     pub rules: Rules,
     /// X then O.
     pub seats: [SeatKind; 2],
+    /// A casual game: a bot grants takebacks.
+    pub casual: bool,
 }
 
 /// Who plays in a room, as the per-player caps count it.
@@ -239,8 +242,27 @@ pub enum RoomCmd {
         /// Message id (the speaker's own copy carries it as `re`).
         re: Option<Value>,
     },
-    // Draw offers, takebacks and rematch (`Offer`) come here as a command of their own, handled
-    // by a module of its own beside `seats` and `chat` (see `actor`).
+    /// A draw offer or a takeback request.
+    Offer {
+        /// Asker.
+        who: Who,
+        /// What.
+        kind: OfferKind,
+        /// Message id.
+        re: Option<Value>,
+    },
+    /// An answer to the opponent's offer.
+    Respond {
+        /// Asker.
+        who: Who,
+        /// Which offer.
+        kind: OfferKind,
+        /// Yes or no.
+        accept: bool,
+        /// Message id.
+        re: Option<Value>,
+    },
+    // A rematch comes here as a command of its own, opening the new room through the lobby.
 }
 
 /// A cloneable way to reach a room, wherever it runs (see the module docs).
@@ -409,7 +431,11 @@ pub fn check_params(
     if seats.iter().all(|s| *s == SeatKind::Me) {
         return Err(bad("you can take only one seat".into()));
     }
-    Ok(RoomParams { rules, seats })
+    Ok(RoomParams {
+        rules,
+        seats,
+        casual: false,
+    })
 }
 
 /// A room's published summary, as the registry reads it.

@@ -13,8 +13,8 @@ use tokio_tungstenite::tungstenite::Utf8Bytes;
 use super::seats::{Occupant, Seats};
 use super::Summary;
 use crate::protocol::{
-    cells, encode, Cell, ChatLine, Fault, Outcome, PlayerInfo, Players, Reason, RoomState,
-    RoomStatus, RoomSummary, Seat, ServerMsg, You,
+    cells, encode, Cell, ChatLine, Fault, Outcome, PendingOffer, PlayerInfo, Players, Reason,
+    RoomState, RoomStatus, RoomSummary, Seat, ServerMsg, You,
 };
 
 /// How a game ended, as `room_joined` shows it.
@@ -27,6 +27,16 @@ pub(super) struct Finished {
 }
 
 /// A room as the view needs it, borrowed from the actor.
+/// What `room_joined` shows beyond the [`Facts`]: the room's own modules' state.
+pub(super) struct Extras {
+    /// The chat lines the member may read.
+    pub(super) chat: Vec<ChatLine>,
+    /// A casual game.
+    pub(super) casual: bool,
+    /// Pending offers.
+    pub(super) offers: Vec<PendingOffer>,
+}
+
 pub(super) struct Facts<'a> {
     pub(super) id: &'a str,
     pub(super) board: &'a Board,
@@ -109,6 +119,8 @@ impl Facts<'_> {
             line: self.finished.and_then(|f| f.line.clone()),
             fault: forfeit.map(|f| f.0),
             detail: forfeit.map(|f| f.1.clone()),
+            casual: false,
+            offers: Vec::new(),
         }
     }
 
@@ -120,10 +132,13 @@ impl Facts<'_> {
         &self,
         summary: &Summary,
         seat: Option<Seat>,
-        chat: Vec<ChatLine>,
+        extras: Extras,
         re: Option<&Value>,
     ) -> Utf8Bytes {
         self.publish(summary);
+        let mut room = self.state();
+        room.casual = extras.casual;
+        room.offers = extras.offers;
         let you = You {
             role: if seat.is_some() {
                 "player"
@@ -134,9 +149,9 @@ impl Facts<'_> {
         };
         encode(
             &ServerMsg::RoomJoined {
-                room: self.state(),
+                room,
                 you,
-                chat,
+                chat: extras.chat,
             },
             re,
         )

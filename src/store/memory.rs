@@ -67,9 +67,11 @@ impl MemoryStore {
                             moves: 0,
                             created_at: at,
                             finished_at: None,
+                            casual: c.casual,
                         },
                         moves: Vec::new(),
                         chat: Vec::new(),
+                        seq: 0,
                     });
                 }
                 StoreEvent::Move {
@@ -83,6 +85,19 @@ impl MemoryStore {
                             at,
                         });
                         g.summary.moves += 1;
+                        g.seq = *seq;
+                    }
+                }
+                StoreEvent::Takeback {
+                    room_id,
+                    seq,
+                    plies,
+                } => {
+                    if let Some(g) = index.get(room_id).map(|&i| &mut games[i]) {
+                        let keep = g.moves.len().saturating_sub(*plies as usize);
+                        g.moves.truncate(keep);
+                        g.summary.moves = keep as u32;
+                        g.seq = *seq;
                     }
                 }
                 StoreEvent::Result {

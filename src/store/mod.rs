@@ -99,6 +99,8 @@ pub struct GameCreated {
     pub rule: Option<&'static str>,
     /// X then O.
     pub seats: [SeatRecord; 2],
+    /// A casual game (a bot grants takebacks).
+    pub casual: bool,
 }
 
 /// One event of a game record, or a session identity.
@@ -140,6 +142,16 @@ pub enum StoreEvent {
         player_id: String,
         /// Current name.
         name: String,
+    },
+    /// Moves taken back (an accepted takeback): the last `plies` moves are marked undone by
+    /// event `seq`.
+    Takeback {
+        /// Room.
+        room_id: String,
+        /// Event number.
+        seq: u64,
+        /// Moves undone.
+        plies: u32,
     },
     /// A line of the players' chat, kept with their game (the spectators' channel is not kept).
     Chat {
@@ -270,6 +282,7 @@ pub fn reason_str(r: Reason) -> &'static str {
         Reason::Abandoned => "abandoned",
         Reason::Forfeit => "forfeit",
         Reason::Aborted => "aborted",
+        Reason::Agreement => "agreement",
     }
 }
 
@@ -304,6 +317,7 @@ mod tests {
                 },
                 SeatRecord::Bot { level: "b".into() },
             ],
+            casual: false,
         }));
         let _ = store.record(StoreEvent::Move {
             room_id: id.into(),

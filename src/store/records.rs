@@ -41,6 +41,9 @@ pub struct GameSummary {
     pub created_at: i64,
     /// Unix milliseconds, `None` while unfinished.
     pub finished_at: Option<i64>,
+    /// A casual game (absent when not).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub casual: bool,
 }
 
 /// The two seats of a stored game.
@@ -74,6 +77,9 @@ pub struct GameRecord {
     pub moves: Vec<MoveRecord>,
     /// The players' chat, in order.
     pub chat: Vec<ChatLine>,
+    /// The last event number of the move log (a move's, or a takeback's): where a restored
+    /// room's `seq` continues from. Not part of the JSON.
+    pub seq: u64,
 }
 
 impl Serialize for GameRecord {

@@ -87,6 +87,10 @@ pub const MIGRATIONS: &[&str] = &[
         at_ms   INTEGER NOT NULL
     );
     CREATE INDEX chat_game ON chat(game_id, id);",
+    // v5: casual games, and moves taken back (marked with the takeback's event number, kept
+    // out of the game but not deleted).
+    "ALTER TABLE games ADD COLUMN casual INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE moves ADD COLUMN undone INTEGER;",
 ];
 
 /// The schema version this server writes.
@@ -252,10 +256,12 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
     match event {
         StoreEvent::Created(c) => {
             tx.prepare_cached(
-                "INSERT OR IGNORE INTO games (id, game, width, height, rule, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT OR IGNORE INTO games (id, game, width, height, rule, created_at, casual)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?
-            .execute(params![c.room_id, c.game, c.width, c.height, c.rule, at])?;
+            .execute(params![
+                c.room_id, c.game, c.width, c.height, c.rule, at, c.casual
+            ])?;
             for (seat, rec) in ["x", "o"].into_iter().zip(&c.seats) {
                 let (kind, player_id, name, level) = match rec {
                     SeatRecord::Human { player_id, name } => {
@@ -323,6 +329,18 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
             )?
             .execute(params![token_hash, player_id, name, at])?;
         }
+        StoreEvent::Takeback {
+            room_id,
+            seq,
+            plies,
+        } => {
+            tx.prepare_cached(
+                "UPDATE moves SET undone = ?2 WHERE game_id = ?1 AND seq IN (
+                     SELECT seq FROM moves WHERE game_id = ?1 AND undone IS NULL
+                     ORDER BY seq DESC LIMIT ?3)",
+            )?
+            .execute(params![room_id, *seq as i64, plies])?;
+        }
         StoreEvent::Chat {
             room_id,
             seat,
@@ -355,8 +373,9 @@ const PURGE_SESSIONS: &str = "DELETE FROM sessions WHERE updated_at < ?1 AND pla
      WHERE g.finished_at IS NULL AND s.player_id IS NOT NULL)";
 
 const SUMMARY_COLUMNS: &str = "g.id, g.game, g.width, g.height, g.rule, g.result, g.reason,
-    g.created_at, g.finished_at, (SELECT COUNT(*) FROM moves m WHERE m.game_id = g.id), g.fault,
-    g.detail";
+    g.created_at, g.finished_at,
+    (SELECT COUNT(*) FROM moves m WHERE m.game_id = g.id AND m.undone IS NULL), g.fault, g.detail,
+    g.casual";
 
 /// A `games` row with its two `seats` rows (written with it, in the same transaction).
 fn summary_row(conn: &Connection, r: &rusqlite::Row<'_>) -> rusqlite::Result<GameSummary> {
@@ -375,6 +394,7 @@ fn summary_row(conn: &Connection, r: &rusqlite::Row<'_>) -> rusqlite::Result<Gam
         moves: r.get(9)?,
         fault: r.get(10)?,
         detail: r.get(11)?,
+        casual: r.get(12)?,
         players,
     })
 }
@@ -420,8 +440,9 @@ fn seats_of(conn: &Connection, id: &str) -> rusqlite::Result<GamePlayers> {
 }
 
 fn moves_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<MoveRecord>> {
-    let mut st =
-        conn.prepare_cached("SELECT x, y, seq, at_ms FROM moves WHERE game_id = ?1 ORDER BY seq")?;
+    let mut st = conn.prepare_cached(
+        "SELECT x, y, seq, at_ms FROM moves WHERE game_id = ?1 AND undone IS NULL ORDER BY seq",
+    )?;
     let rows = st.query_map([id], |r| {
         Ok(MoveRecord {
             x: r.get(0)?,
@@ -461,10 +482,17 @@ fn game_of(conn: &Connection, id: &str) -> rusqlite::Result<Option<GameRecord>> 
     };
     let moves = moves_of(conn, id)?;
     let chat = chat_of(conn, id)?;
+    // The last event number of the move log, a takeback's included.
+    let seq: i64 = conn
+        .prepare_cached(
+            "SELECT COALESCE(MAX(MAX(seq, COALESCE(undone, 0))), 0) FROM moves WHERE game_id = ?1",
+        )?
+        .query_row([id], |r| r.get(0))?;
     Ok(Some(GameRecord {
         summary,
         moves,
         chat,
+        seq: seq as u64,
     }))
 }
 
