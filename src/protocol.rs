@@ -310,6 +310,8 @@ pub enum ErrorCode {
     NoOffer,
     /// No move of yours to take back, or a bot that grants none (a game not casual).
     NoTakeback,
+    /// A rematch is offered once the game is over.
+    GameNotOver,
 }
 
 impl ErrorCode {
@@ -342,6 +344,7 @@ impl ErrorCode {
             ErrorCode::OfferPending => "offer_pending",
             ErrorCode::NoOffer => "no_offer",
             ErrorCode::NoTakeback => "no_takeback",
+            ErrorCode::GameNotOver => "game_not_over",
         }
     }
 }
@@ -397,6 +400,8 @@ pub enum OfferKind {
     Draw,
     /// Take back the asker's last move (and the opponent's reply to it, if any).
     Takeback,
+    /// Play again, colours swapped, in a new room (once the game is over).
+    Rematch,
 }
 
 /// A pending offer, as `room_joined` shows it.
@@ -417,7 +422,7 @@ pub enum OfferEnd {
     /// The opponent said no.
     Declined,
     /// It no longer applies: its maker moved again (a draw), a move was played (a takeback),
-    /// or the game ended.
+    /// the game ended (a draw or a takeback), or a player left (a rematch).
     Lapsed,
 }
 
@@ -797,6 +802,14 @@ pub enum ServerMsg {
         undone: Vec<Cell>,
         /// Next to move.
         turn: Seat,
+    },
+    /// A rematch was agreed: its room is open, with a seat held for each player (colours
+    /// swapped). Clients join it (`join_room`); spectators may follow.
+    Rematch {
+        /// The finished game's room.
+        room_id: String,
+        /// The new room.
+        new_room_id: String,
     },
     /// A chat line, to those who may read its channel.
     Chat {

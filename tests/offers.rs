@@ -334,3 +334,132 @@ async fn a_bot_grants_a_takeback_in_a_casual_game_only_and_it_survives_a_restart
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn an_agreed_rematch_opens_a_room_with_the_colours_swapped_for_players_and_spectators() {
+    let server = start(config()).await;
+    let (mut alice, mut bob, mut carol, room, _) = game(&server).await;
+    let mut all = [&mut alice, &mut bob, &mut carol];
+    all[1]
+        .ask(
+            json!({"type": "offer", "id": 1, "room_id": room, "kind": "rematch"}),
+            json!({"type": "error", "re": 1, "code": "game_not_over",
+                "message": "a rematch is offered once the game is over"}),
+        )
+        .await;
+    play(&mut all, 0, &room, 7, 7).await;
+    all[0]
+        .send(json!({"type": "resign", "room_id": room}))
+        .await;
+    for c in all.iter_mut() {
+        assert_eq!(c.event().await["type"], "game_over");
+    }
+    all[1]
+        .send(json!({"type": "offer", "id": 2, "room_id": room, "kind": "rematch"}))
+        .await;
+    all_get(&mut all, offer(&room, "rematch", "o"), Some((1, json!(2)))).await;
+    all[0]
+        .send(
+            json!({"type": "respond", "id": 3, "room_id": room, "kind": "rematch",
+            "accept": true}),
+        )
+        .await;
+    all_get(
+        &mut all,
+        ended(&room, "rematch", "o", "accepted"),
+        Some((0, json!(3))),
+    )
+    .await;
+    let news = all[0].event().await;
+    assert_eq!(news["type"], "rematch", "{news}");
+    assert_eq!(news["room_id"], room.as_str());
+    let new_room = news["new_room_id"].as_str().unwrap().to_string();
+    assert_ne!(new_room, room);
+    for c in all[1..].iter_mut() {
+        assert_eq!(c.event().await, news);
+    }
+
+    // Each joins the new room: the seats were held for them, colours swapped.
+    all[0]
+        .send(json!({"type": "join_room", "room_id": new_room}))
+        .await;
+    let joined = all[0].event().await;
+    assert_eq!(joined["you"], json!({"role": "player", "seat": "o"}));
+    assert_eq!(joined["room"]["status"], "playing");
+    assert_eq!(
+        joined["room"]["players"],
+        json!({"x": human("bob", false), "o": human("alice", true)})
+    );
+    all[1]
+        .send(json!({"type": "join_room", "room_id": new_room}))
+        .await;
+    assert_eq!(all[1].event().await["you"]["seat"], "x");
+    all[2]
+        .send(json!({"type": "join_room", "room_id": new_room, "as": "spectator"}))
+        .await;
+    assert_eq!(all[2].event().await["you"]["role"], "spectator");
+    for c in all.iter_mut() {
+        c.send(json!({"type": "ping", "id": "sync"})).await;
+        assert_eq!(c.event().await, json!({"type": "pong", "re": "sync"}));
+    }
+    // bob is X now and moves first.
+    assert_eq!(play(&mut all, 1, &new_room, 7, 7).await, 1);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_bot_grants_a_rematch_at_once_and_a_leaving_player_lapses_one() {
+    let server = start(config()).await;
+    let (mut alice, _) = server.hello("alice").await;
+    let (_, room) = create(
+        &mut alice,
+        json!({"type": "create_room", "game": "tictactoe", "x": "me", "o": {"bot": "quick"}}),
+    )
+    .await;
+    alice.send(json!({"type": "resign", "room_id": room})).await;
+    assert_eq!(alice.event().await["type"], "game_over");
+    alice
+        .send(json!({"type": "offer", "id": 1, "room_id": room, "kind": "rematch"}))
+        .await;
+    let mut mine = offer(&room, "rematch", "x");
+    mine["re"] = json!(1);
+    assert_eq!(alice.event().await, mine);
+    assert_eq!(
+        alice.event().await,
+        ended(&room, "rematch", "x", "accepted")
+    );
+    let news = alice.event().await;
+    assert_eq!(news["type"], "rematch", "{news}");
+    let new_room = news["new_room_id"].as_str().unwrap().to_string();
+    // The bot holds X now: it has moved, or will.
+    alice
+        .send(json!({"type": "join_room", "room_id": new_room}))
+        .await;
+    let joined = alice.event().await;
+    assert_eq!(joined["you"], json!({"role": "player", "seat": "o"}));
+    assert_eq!(joined["room"]["players"]["x"], bot("quick"));
+    if joined["room"]["moves"].as_array().unwrap().is_empty() {
+        assert_eq!(alice.event().await["seat"], "x", "the bot's first move");
+    }
+
+    // Two people: bob offers, alice leaves before answering.
+    let (mut bob, _) = server.hello("bob").await;
+    let (_, room) = create(
+        &mut alice,
+        json!({"type": "create_room", "game": "tictactoe", "x": "me", "o": "open"}),
+    )
+    .await;
+    bob.send(json!({"type": "join_room", "room_id": room}))
+        .await;
+    assert_eq!(bob.event().await["type"], "room_joined");
+    alice.send(json!({"type": "resign", "room_id": room})).await;
+    assert_eq!(bob.event().await["type"], "game_over");
+    bob.send(json!({"type": "offer", "room_id": room, "kind": "rematch"}))
+        .await;
+    assert_eq!(bob.event().await, offer(&room, "rematch", "o"));
+    alice
+        .send(json!({"type": "leave_room", "room_id": room}))
+        .await;
+    assert_eq!(bob.event().await, ended(&room, "rematch", "o", "lapsed"));
+    server.stop().await;
+}

@@ -76,6 +76,32 @@ fn err(code: ErrorCode, message: impl Into<String>) -> ProtoError {
     ProtoError::new(code, message)
 }
 
+/// The occupant of a new room's seat of `kind`; `creator` takes a [`SeatKind::Me`] seat.
+fn occupant(ctx: &RoomContext, kind: &SeatKind, creator: Option<&Who>) -> Occupant {
+    match (kind, creator) {
+        (SeatKind::Me, Some(creator)) => Occupant::Human(Human {
+            player_id: creator.player_id.clone(),
+            name: creator.name.clone(),
+            conn: Some(creator.client.conn_id),
+            away_since: None,
+        }),
+        (SeatKind::Reserved { player_id, name }, _) => Occupant::Human(Human {
+            player_id: player_id.clone(),
+            name: name.clone(),
+            conn: None,
+            away_since: Some(Instant::now()),
+        }),
+        (SeatKind::Bot(level), _) => match ctx.bots.seat(level) {
+            Some(bot) => Occupant::Bot {
+                level: level.clone(),
+                bot,
+            },
+            None => Occupant::Open, // checked by check_params
+        },
+        (SeatKind::Open | SeatKind::Me, _) => Occupant::Open,
+    }
+}
+
 /// The member map's own key for `player_id` (fan-out tells members apart by pointer).
 fn member_key(seats: &Seats, player_id: &str) -> Option<Arc<str>> {
     seats
@@ -204,29 +230,31 @@ impl Room {
         creator: Who,
     ) -> (Room, Summary) {
         let mut creator_seat = None;
-        let occupants = [0, 1].map(|i| match &params.seats[i] {
-            SeatKind::Open => Occupant::Open,
-            SeatKind::Me => {
+        let occupants = [0, 1].map(|i| {
+            if params.seats[i] == SeatKind::Me {
                 creator_seat = Some(Seat::BOTH[i]);
-                Occupant::Human(Human {
-                    player_id: creator.player_id.clone(),
-                    name: creator.name.clone(),
-                    conn: Some(creator.client.conn_id),
-                    away_since: None,
-                })
             }
-            SeatKind::Bot(level) => match ctx.bots.seat(level) {
-                Some(bot) => Occupant::Bot {
-                    level: level.clone(),
-                    bot,
-                },
-                None => Occupant::Open, // checked by check_params
-            },
+            occupant(&ctx, &params.seats[i], Some(&creator))
         });
         let (mut room, summary) = Room::blank(ctx, id, params.rules, occupants);
         room.casual = params.casual;
         room.creator = Some(creator.player_id.clone());
         room.seats.add_member(&creator, creator_seat);
+        room.maybe_start();
+        room.publish();
+        (room, summary)
+    }
+
+    /// The room of a rematch: seats held for its players (as if they had just disconnected: they
+    /// come back by joining), or bots; the game starts at once.
+    pub(super) fn rematch(
+        ctx: Arc<RoomContext>,
+        id: Arc<str>,
+        params: RoomParams,
+    ) -> (Room, Summary) {
+        let occupants = [0, 1].map(|i| occupant(&ctx, &params.seats[i], None));
+        let (mut room, summary) = Room::blank(ctx, id, params.rules, occupants);
+        room.casual = params.casual;
         room.maybe_start();
         room.publish();
         (room, summary)
@@ -588,7 +616,11 @@ impl Room {
                 self.finish(seat.other().into(), Reason::Resign, None);
                 self.room_update();
             }
-            Leaving::Freed | Leaving::Kept => self.room_update(),
+            Leaving::Freed | Leaving::Kept => {
+                // A player who leaves a finished game leaves its rematch offer with it.
+                self.lapse_offers();
+                self.room_update();
+            }
             Leaving::Watcher => self.crowd_changed(),
         }
         self.timers.maybe_empty(self.seats.is_empty());

@@ -83,6 +83,14 @@ pub struct RoomSettings {
 
 /// Where a room reports its life: the lobby, for a local room.
 pub trait Registry: Send + Sync {
+    /// Opens a room for a rematch (its seats [`SeatKind::Reserved`] or bots), counted as created
+    /// by player `by`, with `ctx` (the asking room's own); registered before it starts.
+    fn rematch(
+        &self,
+        ctx: &Arc<RoomContext>,
+        by: &Arc<str>,
+        params: RoomParams,
+    ) -> Result<RoomHandle, ProtoError>;
     /// The game of room `id` has ended (called at most once, by the room task, before anyone
     /// hears `game_over`: a creator who opens its next room on that message must find its
     /// per-player count already lowered).
@@ -129,6 +137,13 @@ pub enum SeatKind {
     Open,
     /// A bot of this level.
     Bot(String),
+    /// Held for this player (a rematch): the seat is theirs when they join.
+    Reserved {
+        /// Public player id.
+        player_id: Arc<str>,
+        /// Display name.
+        name: Arc<str>,
+    },
 }
 
 /// Checked `create_room` parameters.
@@ -472,6 +487,25 @@ pub fn spawn(
     ctx.tracker.spawn(actor.run(rx, stop));
     tracing::info!(room = %id, "room created");
     (handle, seat)
+}
+
+/// Opens the room of a rematch (no creator in it: its players join it themselves, to seats held
+/// for them), registered through `register` before it starts.
+pub fn spawn_rematch(
+    ctx: &Arc<RoomContext>,
+    id: Arc<str>,
+    params: RoomParams,
+    register: impl FnOnce(RoomHandle, Summary),
+) -> RoomHandle {
+    let (handle, rx, stop) = RoomHandle::local(id.clone());
+    let (actor, summary) = actor::Room::rematch(ctx.clone(), id.clone(), params);
+    register(handle.clone(), summary);
+    if ctx.shutdown.is_cancelled() {
+        handle.stop();
+    }
+    ctx.tracker.spawn(actor.run(rx, stop));
+    tracing::info!(room = %id, "rematch room created");
+    handle
 }
 
 /// Re-creates the room of an unfinished stored game after a restart (same id, moves replayed,

@@ -10,6 +10,7 @@
 //!   turn to answer; moving does not decline it.
 //! - A takeback request lapses with any move (the position it was about is gone).
 //! - Every pending offer lapses when the game ends.
+//! - A rematch is offered once the game is over; it lapses when a player leaves the room.
 
 use crate::protocol::{ErrorCode, OfferKind, PendingOffer, ProtoError, Seat};
 
@@ -90,6 +91,7 @@ impl Offers {
             let lapses = match p.offer.kind {
                 OfferKind::Takeback => true,
                 OfferKind::Draw => p.offer.by == mover && plies > p.plies,
+                OfferKind::Rematch => false,
             };
             if lapses {
                 lapsed.push(p.offer);

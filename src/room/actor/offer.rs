@@ -3,6 +3,8 @@
 //! `conclude`, a takeback by undoing moves, recorded like a move so it is durable before anyone
 //! hears of it).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::{err, Room, Who};
@@ -12,6 +14,7 @@ use crate::protocol::{
 };
 use crate::room::offers::{takeback_plies, Made};
 use crate::room::seats::Occupant;
+use crate::room::{RoomParams, SeatKind};
 use crate::store::StoreEvent;
 
 impl Room {
@@ -35,7 +38,10 @@ impl Room {
         kind: OfferKind,
         re: Option<&Value>,
     ) -> Result<(), ProtoError> {
-        let seat = self.check_turn(who)?;
+        let seat = match kind {
+            OfferKind::Rematch => self.check_over(who)?,
+            OfferKind::Draw | OfferKind::Takeback => self.check_turn(who)?,
+        };
         let opponent = seat.other();
         if kind == OfferKind::Takeback {
             if takeback_plies(seat, self.to_move(), self.stones_of(seat)).is_none() {
@@ -50,7 +56,7 @@ impl Room {
         }
         let ack = re.map(|re| (&*who.player_id, re));
         match self.offers.make(kind, seat, self.board.moves().len())? {
-            Made::Agreed(offer) => self.close_offer(offer, true, ack),
+            Made::Agreed(offer) => self.close_offer(offer, true, ack)?,
             Made::Pending => {
                 let msg = ServerMsg::Offer {
                     room_id: self.id.to_string(),
@@ -60,13 +66,14 @@ impl Room {
                 self.broadcast_acked(encode(&msg, None), ack);
                 if self.is_bot(opponent) {
                     // A bot answers at once: it grants a takeback (casual games only, checked
-                    // above) and accepts a draw when its last search did not think it ahead.
+                    // above) and a rematch, and accepts a draw when its last search did not
+                    // think it ahead.
                     let accept = match kind {
-                        OfferKind::Takeback => true,
+                        OfferKind::Takeback | OfferKind::Rematch => true,
                         OfferKind::Draw => self.bot_score.is_some_and(|s| s <= 0),
                     };
                     if let Ok(offer) = self.offers.answer(kind, opponent) {
-                        self.close_offer(offer, accept, None);
+                        self.close_offer(offer, accept, None)?;
                     }
                 }
             }
@@ -81,27 +88,93 @@ impl Room {
         accept: bool,
         re: Option<&Value>,
     ) -> Result<(), ProtoError> {
-        let seat = self.check_turn(who)?;
+        let seat = match kind {
+            OfferKind::Rematch => self.check_over(who)?,
+            OfferKind::Draw | OfferKind::Takeback => self.check_turn(who)?,
+        };
         let offer = self.offers.answer(kind, seat)?;
-        self.close_offer(offer, accept, re.map(|re| (&*who.player_id, re)));
-        Ok(())
+        self.close_offer(offer, accept, re.map(|re| (&*who.player_id, re)))
     }
 
-    /// Announces how `offer` ended, then applies it if accepted.
-    fn close_offer(&mut self, offer: PendingOffer, accept: bool, ack: Option<(&str, &Value)>) {
-        let outcome = if accept {
-            OfferEnd::Accepted
-        } else {
-            OfferEnd::Declined
-        };
-        self.offer_ended(offer, outcome, ack);
-        if !accept {
-            return;
+    /// `who`'s seat in a finished game.
+    fn check_over(&self, who: &Who) -> Result<Seat, ProtoError> {
+        let seat = self
+            .seats
+            .seat_of(&who.player_id)
+            .ok_or_else(|| err(ErrorCode::NotAPlayer, "only a seated player can do this"))?;
+        if self.finished.is_none() {
+            return Err(err(
+                ErrorCode::GameNotOver,
+                "a rematch is offered once the game is over",
+            ));
         }
+        Ok(seat)
+    }
+
+    /// Announces how `offer` ended, then applies it if accepted. A rematch whose room cannot
+    /// be opened (the server's or its maker's room limits) lapses, and the answer is that error.
+    fn close_offer(
+        &mut self,
+        offer: PendingOffer,
+        accept: bool,
+        ack: Option<(&str, &Value)>,
+    ) -> Result<(), ProtoError> {
+        if !accept {
+            self.offer_ended(offer, OfferEnd::Declined, ack);
+            return Ok(());
+        }
+        if offer.kind == OfferKind::Rematch {
+            let new_room = match self.open_rematch(offer.by) {
+                Ok(id) => id,
+                Err(e) => {
+                    self.offer_ended(offer, OfferEnd::Lapsed, None);
+                    return Err(e);
+                }
+            };
+            self.offer_ended(offer, OfferEnd::Accepted, ack);
+            let msg = ServerMsg::Rematch {
+                room_id: self.id.to_string(),
+                new_room_id: new_room.to_string(),
+            };
+            self.broadcast(encode(&msg, None));
+            return Ok(());
+        }
+        self.offer_ended(offer, OfferEnd::Accepted, ack);
         match offer.kind {
             OfferKind::Draw => self.finish(Outcome::Draw, Reason::Agreement, None),
             OfferKind::Takeback => self.take_back(offer.by),
+            OfferKind::Rematch => {}
         }
+        Ok(())
+    }
+
+    /// Opens the rematch room, counted as created by `by`'s player: the same board, rule and
+    /// casualness, the colours swapped, each person's seat held for them.
+    fn open_rematch(&mut self, by: Seat) -> Result<Arc<str>, ProtoError> {
+        let kind = |seat: Seat| match self.seats.occupant(seat) {
+            Occupant::Human(h) => SeatKind::Reserved {
+                player_id: h.player_id.clone(),
+                name: h.name.clone(),
+            },
+            Occupant::Bot { level, .. } => SeatKind::Bot(level.clone()),
+            Occupant::Open => SeatKind::Open,
+        };
+        let Occupant::Human(maker) = self.seats.occupant(by) else {
+            return Err(err(
+                ErrorCode::NotAPlayer,
+                "only a seated player can do this",
+            ));
+        };
+        let params = RoomParams {
+            rules: *self.board.rules(),
+            seats: [kind(Seat::O), kind(Seat::X)],
+            casual: self.casual,
+        };
+        let handle = self
+            .ctx
+            .registry
+            .rematch(&self.ctx, &maker.player_id.clone(), params)?;
+        Ok(handle.id)
     }
 
     /// Tells the room an offer has ended.
