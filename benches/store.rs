@@ -28,6 +28,7 @@ fn created(id: &str) -> StoreEvent {
             SeatRecord::Bot { level: "a".into() },
             SeatRecord::Bot { level: "b".into() },
         ],
+        casual: false,
     })
 }
 

@@ -87,6 +87,7 @@ fn room_settings(config: &Config) -> RoomSettings {
         empty_ttl: config.rooms.empty_ttl,
         unwatched_bot_game: config.rooms.unwatched_bot_game,
         history_events: config.rooms.history_events,
+        chat_history: config.chat.history,
         send_queue: config.limits.send_queue,
         max_spectators: config.limits.max_spectators,
         min_board: config.limits.min_board,

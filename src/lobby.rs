@@ -99,6 +99,10 @@ impl Session {
 /// The open rooms, by id: what rooms report to.
 #[derive(Default)]
 struct Rooms {
+    /// Rooms open at most at once.
+    max_rooms: usize,
+    /// Unfinished rooms one player may have created.
+    player_caps: Mutex<PlayerCaps>,
     /// Hashed with ahash, not SipHash (a lookup per room command; ids are server-made).
     map: DashMap<Arc<str>, RoomEntry, ahash::RandomState>,
     /// Rooms closed since the lobby feed last looked.
@@ -107,7 +111,41 @@ struct Rooms {
     claims: Mutex<Claims>,
 }
 
+impl Rooms {
+    /// Counts a new room `id` created by `creator`, unless the server has `max_rooms` rooms or
+    /// the creator as many unfinished rooms of that kind as its [`PlayerCaps`] allow.
+    fn claim(&self, id: Arc<str>, creator: &Arc<str>, matchup: Matchup) -> Result<(), ProtoError> {
+        if self.map.len() >= self.max_rooms {
+            return Err(ProtoError::new(
+                ErrorCode::TooManyRooms,
+                "the server has as many rooms as it allows; try again later",
+            ));
+        }
+        let caps = *self.player_caps.lock();
+        self.claims.lock().claim(&caps, id, creator, matchup)
+    }
+}
+
 impl room::Registry for Rooms {
+    fn rematch(
+        &self,
+        ctx: &Arc<RoomContext>,
+        by: &Arc<str>,
+        params: RoomParams,
+    ) -> Result<RoomHandle, ProtoError> {
+        if ctx.shutdown.is_cancelled() {
+            return Err(ProtoError::new(
+                ErrorCode::ShuttingDown,
+                "the server is shutting down",
+            ));
+        }
+        let id = new_room_id();
+        self.claim(id.clone(), by, params.matchup())?;
+        Ok(room::spawn_rematch(ctx, id, params, |handle, summary| {
+            self.map
+                .insert(handle.id.clone(), RoomEntry { handle, summary });
+        }))
+    }
     fn game_finished(&self, id: &str) {
         self.claims.lock().release(id);
     }
@@ -130,6 +168,12 @@ pub struct PlayerCaps {
     pub bot_rooms: usize,
     /// Rooms with one bot seat.
     pub bot_games: usize,
+}
+
+impl Default for PlayerCaps {
+    fn default() -> Self {
+        PlayerCaps::NONE
+    }
 }
 
 impl PlayerCaps {
@@ -240,6 +284,11 @@ impl Claims {
     }
 }
 
+/// A new room id: ten hex digits of a random UUID.
+fn new_room_id() -> Arc<str> {
+    uuid::Uuid::new_v4().simple().to_string()[..10].into()
+}
+
 /// Rooms and sessions.
 pub struct Lobby {
     rooms: Arc<Rooms>,
@@ -249,10 +298,6 @@ pub struct Lobby {
     watchers: DashMap<u64, ClientHandle>,
     /// What every room it opens is given.
     rooms_ctx: Arc<RoomContext>,
-    /// Rooms open at most at once.
-    max_rooms: usize,
-    /// Unfinished rooms one player may have created.
-    player_caps: PlayerCaps,
 }
 
 impl Lobby {
@@ -262,19 +307,21 @@ impl Lobby {
         max_rooms: usize,
         context: impl FnOnce(Arc<dyn room::Registry>) -> RoomContext,
     ) -> Lobby {
-        let rooms = Arc::new(Rooms::default());
+        let rooms = Arc::new(Rooms {
+            max_rooms,
+            player_caps: Mutex::new(PlayerCaps::NONE),
+            ..Rooms::default()
+        });
         Lobby {
             rooms_ctx: Arc::new(context(rooms.clone())),
             rooms,
             sessions: DashMap::new(),
             watchers: DashMap::new(),
-            max_rooms,
-            player_caps: PlayerCaps::NONE,
         }
     }
     /// The same lobby, refusing a player more unfinished rooms than `caps`.
-    pub fn with_player_caps(mut self, caps: PlayerCaps) -> Lobby {
-        self.player_caps = caps;
+    pub fn with_player_caps(self, caps: PlayerCaps) -> Lobby {
+        *self.rooms.player_caps.lock() = caps;
         self
     }
     /// A room by id.
@@ -327,20 +374,10 @@ impl Lobby {
                 "the server is shutting down",
             ));
         }
-        if self.room_count() >= self.max_rooms {
-            return Err(ProtoError::new(
-                ErrorCode::TooManyRooms,
-                "the server has as many rooms as it allows; try again later",
-            ));
-        }
-        let id: Arc<str> = uuid::Uuid::new_v4().simple().to_string()[..10].into();
+        let id = new_room_id();
         // Counted before the task starts, so that its end (reported by the task) finds it.
-        self.rooms.claims.lock().claim(
-            &self.player_caps,
-            id.clone(),
-            &creator.player_id,
-            params.matchup(),
-        )?;
+        self.rooms
+            .claim(id.clone(), &creator.player_id, params.matchup())?;
         Ok(room::spawn(
             &self.rooms_ctx,
             id,

@@ -1,5 +1,6 @@
 //! Display names: the one place where a name a client sends becomes the name others see, and
-//! where two players in one room are kept from showing the same name.
+//! where two players in one room are kept from showing the same name; and chat lines, cleaned
+//! the same way.
 //!
 //! [`clean`] is used by `hello` (a new name, or a rename with a token). It applies Unicode NFC
 //! (so a decomposed "é" and the composed one are the same name), strips zero-width characters
@@ -10,6 +11,10 @@
 //! name was not taken as sent.
 //!
 //! [`distinct`] gives a seat holder whose name another seat already shows a numbered suffix.
+//!
+//! [`chat_line`] applies the same rules to a chat line, the other text one client sends for others
+//! to read: a line break or tab becomes a space (a pasted paragraph is one line), any other
+//! control or bidirectional control is refused.
 //!
 //! This module must never hold state or look at sessions or rooms: it only maps strings.
 
@@ -70,6 +75,45 @@ pub fn clean(raw: &str, max_chars: usize) -> Result<Option<String>, ProtoError> 
     Ok(Some(name.to_string()))
 }
 
+/// The line to show for a chat `raw`: NFC, zero-width characters removed, whitespace controls
+/// (line breaks, tabs) turned into spaces, trimmed.
+///
+/// Errors: `bad_chat` for an empty line (after the above), another control character or a
+/// bidirectional control; `chat_too_long` over `max_chars` characters.
+pub fn chat_line(raw: &str, max_chars: usize) -> Result<String, ProtoError> {
+    let bad = |m: &str| ProtoError::new(ErrorCode::BadChat, m);
+    let line: String = raw
+        .nfc()
+        .filter(|c| !is_zero_width(*c))
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let line = line.trim();
+    if line.chars().any(char::is_control) {
+        return Err(bad("a chat line cannot contain control characters"));
+    }
+    if line.chars().any(is_bidi_control) {
+        return Err(bad(
+            "a chat line cannot contain bidirectional control characters",
+        ));
+    }
+    if line.is_empty() {
+        return Err(bad("a chat line needs at least one visible character"));
+    }
+    if line.chars().count() > max_chars {
+        return Err(ProtoError::new(
+            ErrorCode::ChatTooLong,
+            format!("a chat line has at most {max_chars} characters"),
+        ));
+    }
+    Ok(line.to_string())
+}
+
 /// Whether two names would read the same: equal after lower-casing ("Ann" and "ann" are one
 /// name to a reader).
 pub fn same(a: &str, b: &str) -> bool {
@@ -121,6 +165,24 @@ mod tests {
         let decomposed = "e\u{301}".repeat(5);
         assert_eq!(clean(&decomposed, 5).unwrap().unwrap().chars().count(), 5);
         assert_eq!(code(&"x".repeat(25)), Some(ErrorCode::NameTooLong));
+    }
+
+    #[test]
+    fn chat_lines_are_cleaned_like_names_and_bounded() {
+        assert_eq!(chat_line(" gg\nwp\t! ", 10).unwrap(), "gg wp !");
+        assert_eq!(chat_line("e\u{301}\u{200B}", 10).unwrap(), "\u{e9}");
+        let code = |raw: &str, max| chat_line(raw, max).unwrap_err().code;
+        assert_eq!(code(" \u{200B} ", 10), ErrorCode::BadChat);
+        assert_eq!(code("a\u{7}b", 10), ErrorCode::BadChat);
+        assert_eq!(code("a\u{202E}b", 10), ErrorCode::BadChat);
+        assert_eq!(code(&"x".repeat(11), 10), ErrorCode::ChatTooLong);
+        assert_eq!(
+            chat_line(&"\u{1EA1}".repeat(10), 10)
+                .unwrap()
+                .chars()
+                .count(),
+            10
+        );
     }
 
     #[test]

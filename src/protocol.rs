@@ -176,6 +176,9 @@ pub enum ClientMsg {
         /// `bad_time_control` with what is wrong); absent or `null`: none.
         #[serde(default)]
         time_control: Option<Value>,
+        /// A casual game: a bot grants takebacks (default false).
+        #[serde(default)]
+        casual: bool,
     },
     /// Enters a room.
     JoinRoom {
@@ -212,6 +215,30 @@ pub enum ClientMsg {
         room_id: String,
         /// The last event the client has.
         since_seq: u64,
+    },
+    /// Offers the opponent a draw, or asks to take back one's last move.
+    Offer {
+        /// Where.
+        room_id: String,
+        /// What.
+        kind: OfferKind,
+    },
+    /// Accepts or declines the opponent's pending offer of `kind`.
+    Respond {
+        /// Where.
+        room_id: String,
+        /// Which offer.
+        kind: OfferKind,
+        /// Yes or no.
+        accept: bool,
+    },
+    /// Says something in a room: a seated player in the players' channel, anyone else in the
+    /// spectators' (see [`ChatChannel`]).
+    Chat {
+        /// Where.
+        room_id: String,
+        /// What (cleaned and bounded by the connection: `[chat]` in the config).
+        text: String,
     },
 }
 
@@ -322,6 +349,20 @@ pub enum ErrorCode {
     RateLimited,
     /// The server is stopping.
     ShuttingDown,
+    /// A chat line is empty, or holds a control or bidirectional control character.
+    BadChat,
+    /// A chat line is longer than `chat.max_chars`.
+    ChatTooLong,
+    /// Too many chat lines; this one was dropped (`chat.per_minute`, `chat.burst`).
+    ChatTooFast,
+    /// An offer of that kind is already pending.
+    OfferPending,
+    /// No pending offer of that kind from the opponent.
+    NoOffer,
+    /// No move of yours to take back, or a bot that grants none (a game not casual).
+    NoTakeback,
+    /// A rematch is offered once the game is over.
+    GameNotOver,
 }
 
 impl ErrorCode {
@@ -349,6 +390,13 @@ impl ErrorCode {
             ErrorCode::TooManyRoomsForPlayer => "too_many_rooms_for_player",
             ErrorCode::RateLimited => "rate_limited",
             ErrorCode::ShuttingDown => "shutting_down",
+            ErrorCode::BadChat => "bad_chat",
+            ErrorCode::ChatTooLong => "chat_too_long",
+            ErrorCode::ChatTooFast => "chat_too_fast",
+            ErrorCode::OfferPending => "offer_pending",
+            ErrorCode::NoOffer => "no_offer",
+            ErrorCode::NoTakeback => "no_takeback",
+            ErrorCode::GameNotOver => "game_not_over",
         }
     }
 }
@@ -394,6 +442,68 @@ pub struct BotInfo {
     /// Outside engines only: whether it plays square boards only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub square_only: Option<bool>,
+}
+
+/// What a player may offer or ask of the opponent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OfferKind {
+    /// End the game as a draw (`reason: "agreement"`).
+    Draw,
+    /// Take back the asker's last move (and the opponent's reply to it, if any).
+    Takeback,
+    /// Play again, colours swapped, in a new room (once the game is over).
+    Rematch,
+}
+
+/// A pending offer, as `room_joined` shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PendingOffer {
+    /// What.
+    pub kind: OfferKind,
+    /// Who offered.
+    pub by: Seat,
+}
+
+/// How an offer ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OfferEnd {
+    /// The opponent said yes.
+    Accepted,
+    /// The opponent said no.
+    Declined,
+    /// It no longer applies: its maker moved again (a draw), a move was played (a takeback),
+    /// the game ended (a draw or a takeback), or a player left (a rematch).
+    Lapsed,
+}
+
+/// A room's two chat channels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatChannel {
+    /// The seated players speak; everyone in the room reads, and the lines are kept with the
+    /// game (its replay shows them).
+    Players,
+    /// Everyone else speaks and reads; the players read it only once the game is over (as on
+    /// lichess). Not kept.
+    Spectators,
+}
+
+/// One line of chat, as `chat` and `room_joined` carry it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChatLine {
+    /// Which channel.
+    pub channel: ChatChannel,
+    /// The speaker's name as the room shows it.
+    pub from: Arc<str>,
+    /// The speaker's seat (players' channel only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seat: Option<Seat>,
+    /// What was said.
+    pub text: Arc<str>,
+    /// Unix milliseconds when the server took it.
+    pub at: i64,
 }
 
 /// Who sits in a seat.
@@ -502,6 +612,8 @@ pub enum Reason {
     Aborted,
     /// A player's clock ran out (a flag fall): that player loses.
     Time,
+    /// The players agreed to a draw.
+    Agreement,
 }
 
 /// How an outside engine forfeited (`game_over.fault`): a stable code clients can match on.
@@ -587,6 +699,12 @@ pub struct RoomState {
     /// Both clocks as of this message; absent for a game without a clock.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clock: Option<ClockState>,
+    /// A casual game (absent when not).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub casual: bool,
+    /// Pending offers (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub offers: Vec<PendingOffer>,
 }
 
 /// Your place in a room.
@@ -639,9 +757,13 @@ pub enum ServerMsg {
     /// You are in a room; its full state.
     RoomJoined {
         /// State.
-        room: RoomState,
+        room: Box<RoomState>,
         /// Your role.
         you: You,
+        /// The chat lines you may read, oldest first (at most `chat.history` per channel);
+        /// absent when there are none.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        chat: Vec<ChatLine>,
     },
     /// Reply to `leave_room`.
     Left {
@@ -729,6 +851,58 @@ pub enum ServerMsg {
         /// without a clock.
         #[serde(skip_serializing_if = "Option::is_none")]
         clock: Option<ClockState>,
+    },
+    /// A player offers a draw or asks for a takeback.
+    Offer {
+        /// Where.
+        room_id: String,
+        /// What.
+        kind: OfferKind,
+        /// Who.
+        by: Seat,
+    },
+    /// An offer was accepted, declined or lapsed.
+    OfferEnded {
+        /// Where.
+        room_id: String,
+        /// What.
+        kind: OfferKind,
+        /// Who had offered.
+        by: Seat,
+        /// How it ended.
+        outcome: OfferEnd,
+    },
+    /// Moves were taken back (an accepted takeback): a game event, with `seq`.
+    Takeback {
+        /// Where.
+        room_id: String,
+        /// Event number.
+        seq: u64,
+        /// Who asked.
+        by: Seat,
+        /// The cells emptied, the last move first.
+        undone: Vec<Cell>,
+        /// Next to move.
+        turn: Seat,
+        /// Both clocks after the takeback (the side to move's running); absent without a clock.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        clock: Option<ClockState>,
+    },
+    /// A rematch was agreed: its room is open, with a seat held for each player (colours
+    /// swapped). Clients join it (`join_room`); spectators may follow.
+    Rematch {
+        /// The finished game's room.
+        room_id: String,
+        /// The new room.
+        new_room_id: String,
+    },
+    /// A chat line, to those who may read its channel.
+    Chat {
+        /// Where.
+        room_id: Arc<str>,
+        /// The line.
+        #[serde(flatten)]
+        line: ChatLine,
     },
     /// The room is gone (cleaned up or server stopping).
     RoomClosed {

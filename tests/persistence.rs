@@ -440,6 +440,7 @@ fn a_forfeit_keeps_its_fault_and_detail_through_the_migration_to_v3() {
                     level: "garbage".into(),
                 },
             ],
+            casual: false,
         })
     };
     for id in ["forfeited", "resigned"] {
@@ -497,7 +498,7 @@ fn a_forfeit_keeps_its_fault_and_detail_through_the_migration_to_v3() {
     drop(store);
     let conn = rusqlite::Connection::open(&db).unwrap();
     let v = user_version(&conn);
-    assert_eq!(v, sqlite::schema_version());
+    assert_eq!(v, sqlite::schema_version(), "migrated to the newest schema");
 }
 
 #[test]

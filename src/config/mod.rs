@@ -4,7 +4,7 @@
 //! names its key (`limits.max_frame_bytes: must be at least 256`), so an invalid file fails at
 //! start with a message the operator can act on.
 //!
-//! One file per section: [`server`], [`limits`], [`rooms`], [`store`], and [`bots`] for
+//! One file per section: [`server`], [`limits`], [`rooms`], [`chat`], [`store`], and [`bots`] for
 //! `[search]` and the `[bots.*]` levels (built-in and outside engines). A check that needs two
 //! keys lives with the section holding both; no check spans sections.
 //!
@@ -12,6 +12,7 @@
 //! reads and checks.
 
 pub mod bots;
+pub mod chat;
 pub mod limits;
 pub mod rooms;
 pub mod server;
@@ -24,6 +25,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 
 pub use bots::{BotConfig, BotEngine, OutsideConfig, RawBot, RawSearch, SearchConfig};
+pub use chat::{ChatConfig, RawChat};
 pub use limits::{Limits, RawLimits};
 pub use rooms::{RawRooms, RoomsConfig};
 pub use server::{AllowedOrigins, Origin, RawServer, ServerConfig};
@@ -78,6 +80,8 @@ pub struct RawConfig {
     pub limits: RawLimits,
     /// `[rooms]`
     pub rooms: RawRooms,
+    /// `[chat]`
+    pub chat: RawChat,
     /// `[search]`
     pub search: RawSearch,
     /// `[store]`
@@ -95,6 +99,8 @@ pub struct Config {
     pub limits: Limits,
     /// `[rooms]`: room and lobby timings.
     pub rooms: RoomsConfig,
+    /// `[chat]`: line length, rate and history.
+    pub chat: ChatConfig,
     /// `[search]`: bot search concurrency, progress throttle, minimum move time, priority.
     pub search: SearchConfig,
     /// `[store]`: the game database.
@@ -130,13 +136,14 @@ impl Default for Config {
 impl TryFrom<RawConfig> for Config {
     type Error = ConfigError;
 
-    /// Checks every section, in the order store, server, limits, rooms, search, bots; the first
+    /// Checks every section, in the order store, server, limits, rooms, chat, search, bots; the first
     /// invalid key is the error.
     fn try_from(raw: RawConfig) -> Result<Config, ConfigError> {
         let RawConfig {
             server,
             limits,
             rooms,
+            chat,
             search,
             store,
             bots,
@@ -146,6 +153,7 @@ impl TryFrom<RawConfig> for Config {
             server: server.try_into()?,
             limits: limits.try_into()?,
             rooms: rooms.try_into()?,
+            chat: chat.try_into()?,
             search: search.try_into()?,
             store,
             bots: bots::levels(bots)?,

@@ -74,6 +74,8 @@ struct Conn {
     /// straight to its room, without a lookup in the lobby's map.
     rooms: HashMap<Arc<str>, RoomHandle>,
     bucket: Bucket,
+    /// Chat lines, over all the connection's rooms (`[chat]`).
+    chat_bucket: Bucket,
     /// Messages refused in a row by the rate limit.
     strikes: u32,
 }
@@ -111,6 +113,12 @@ where
             tokens: cfg.limits.rate_burst as f64,
             rate: cfg.limits.rate_per_sec,
             burst: cfg.limits.rate_burst as f64,
+            at: Instant::now(),
+        },
+        chat_bucket: Bucket {
+            tokens: cfg.chat.burst as f64,
+            rate: f64::from(cfg.chat.per_minute) / 60.0,
+            burst: cfg.chat.burst as f64,
             at: Instant::now(),
         },
         server: server.clone(),
@@ -365,8 +373,9 @@ impl Conn {
                 x,
                 o,
                 time_control,
+                casual,
             } => {
-                let params = self.server.lobby.check_params(
+                let mut params = self.server.lobby.check_params(
                     &game,
                     width,
                     height,
@@ -375,6 +384,7 @@ impl Conn {
                     &o,
                     time_control.as_ref(),
                 )?;
+                params.casual = casual;
                 if params.seats.iter().any(|k| matches!(k, SeatKind::Me)) {
                     // Written before the room exists: a bot may move first, and the creator's
                     // row must be durable no later than that move (the store keeps order).
@@ -424,6 +434,48 @@ impl Conn {
                 let who = self.who(&session);
                 let re = re.cloned();
                 self.send_to_room(&room_id, RoomCmd::Sync { who, since_seq, re })
+                    .await?;
+            }
+            ClientMsg::Offer { room_id, kind } => {
+                let who = self.who(&session);
+                let re = re.cloned();
+                self.send_to_room(&room_id, RoomCmd::Offer { who, kind, re })
+                    .await?;
+            }
+            ClientMsg::Respond {
+                room_id,
+                kind,
+                accept,
+            } => {
+                let who = self.who(&session);
+                let re = re.cloned();
+                let cmd = RoomCmd::Respond {
+                    who,
+                    kind,
+                    accept,
+                    re,
+                };
+                self.send_to_room(&room_id, cmd).await?;
+            }
+            ClientMsg::Chat { room_id, text } => {
+                let text = crate::names::chat_line(&text, self.server.config.chat.max_chars)?;
+                // Only a line the room may take costs from the bucket.
+                if !self.rooms.contains_key(room_id.as_str()) {
+                    self.room(&room_id)?;
+                    return Err(ProtoError::new(
+                        ErrorCode::NotInRoom,
+                        "join the room to chat in it",
+                    ));
+                }
+                if !self.chat_bucket.take() {
+                    return Err(ProtoError::new(
+                        ErrorCode::ChatTooFast,
+                        "too many chat lines; wait a little",
+                    ));
+                }
+                let who = self.who(&session);
+                let re = re.cloned();
+                self.send_to_room(&room_id, RoomCmd::Say { who, text, re })
                     .await?;
             }
         }

@@ -16,6 +16,7 @@
 //! also loses once away for `absent_cap` in total, whoever's turn it is, so no game stalls. When
 //! both are away, the clock of the side to move runs. Open seats abandon nothing.
 
+mod offer;
 mod play;
 
 use std::sync::atomic::Ordering::Relaxed;
@@ -27,7 +28,9 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Utf8Bytes;
 
+use super::chat::Chat;
 use super::clocks::Clocks;
+use super::offers::Offers;
 use super::outbox::{self, Ack, Outbox, Replay};
 use super::seats::{Departed, Human, Joining, Leaving, Member, Occupant, Seats};
 use super::timers::{sleep_until_opt, Timers};
@@ -37,8 +40,8 @@ use crate::bot::{BotEvent, SearchHandle};
 use crate::client::ClientHandle;
 use crate::latest::Latest;
 use crate::protocol::{
-    cells, encode, encode_error, ErrorCode, JoinAs, Outcome, ProtoError, Reason, RoomStatus, Seat,
-    ServerMsg, TimeControl,
+    cells, encode, encode_error, with_re, ChatChannel, ChatLine, ErrorCode, JoinAs, Outcome,
+    ProtoError, Reason, RoomStatus, Seat, ServerMsg, TimeControl,
 };
 use crate::store::{GameRecord, SeatRecord};
 
@@ -47,6 +50,13 @@ pub(super) struct Room {
     id: Arc<str>,
     board: Board,
     seats: Seats,
+    chat: Chat,
+    offers: Offers,
+    /// A casual game: a bot grants takebacks.
+    casual: bool,
+    /// The last score a bot's search reported, for its side: a bot accepts a draw offer when
+    /// it does not think itself ahead.
+    bot_score: Option<i32>,
     outbox: Outbox,
     timers: Timers,
     /// The game clocks (and the idle limit of a game without one).
@@ -69,6 +79,40 @@ pub(super) struct Room {
 
 fn err(code: ErrorCode, message: impl Into<String>) -> ProtoError {
     ProtoError::new(code, message)
+}
+
+/// The occupant of a new room's seat of `kind`; `creator` takes a [`SeatKind::Me`] seat.
+fn occupant(ctx: &RoomContext, kind: &SeatKind, creator: Option<&Who>) -> Occupant {
+    match (kind, creator) {
+        (SeatKind::Me, Some(creator)) => Occupant::Human(Human {
+            player_id: creator.player_id.clone(),
+            name: creator.name.clone(),
+            conn: Some(creator.client.conn_id),
+            away_since: None,
+        }),
+        (SeatKind::Reserved { player_id, name }, _) => Occupant::Human(Human {
+            player_id: player_id.clone(),
+            name: name.clone(),
+            conn: None,
+            away_since: Some(Instant::now()),
+        }),
+        (SeatKind::Bot(level), _) => match ctx.bots.seat(level) {
+            Some(bot) => Occupant::Bot {
+                level: level.clone(),
+                bot,
+            },
+            None => Occupant::Open, // checked by check_params
+        },
+        (SeatKind::Open | SeatKind::Me, _) => Occupant::Open,
+    }
+}
+
+/// The member map's own key for `player_id` (fan-out tells members apart by pointer).
+fn member_key(seats: &Seats, player_id: &str) -> Option<Arc<str>> {
+    seats
+        .members()
+        .get_key_value(player_id)
+        .map(|(k, _)| k.clone())
 }
 
 impl Room {
@@ -99,6 +143,10 @@ impl Room {
         let summary = Arc::new(Latest::new(first));
         let room = Room {
             outbox: Outbox::new(ctx.settings.history_events),
+            chat: Chat::new(ctx.settings.chat_history),
+            offers: Offers::default(),
+            casual: false,
+            bot_score: None,
             timers: Timers::new(bots_only),
             clocks,
             board,
@@ -163,7 +211,11 @@ impl Room {
                 tracing::error!(room = %room.id, "stored move {},{} refused: {e}", m.x, m.y);
                 break;
             }
-            room.outbox.restored(m.seq);
+        }
+        room.outbox.restored(record.seq);
+        room.casual = record.summary.casual;
+        for line in &record.chat {
+            room.chat.push(line.clone());
         }
         room.started = true;
         room.ctx.metrics.games_active.fetch_add(1, Relaxed);
@@ -196,29 +248,33 @@ impl Room {
         creator: Who,
     ) -> (Room, Summary) {
         let mut creator_seat = None;
-        let occupants = [0, 1].map(|i| match &params.seats[i] {
-            SeatKind::Open => Occupant::Open,
-            SeatKind::Me => {
+        let occupants = [0, 1].map(|i| {
+            if params.seats[i] == SeatKind::Me {
                 creator_seat = Some(Seat::BOTH[i]);
-                Occupant::Human(Human {
-                    player_id: creator.player_id.clone(),
-                    name: creator.name.clone(),
-                    conn: Some(creator.client.conn_id),
-                    away_since: None,
-                })
             }
-            SeatKind::Bot(level) => match ctx.bots.seat(level) {
-                Some(bot) => Occupant::Bot {
-                    level: level.clone(),
-                    bot,
-                },
-                None => Occupant::Open, // checked by check_params
-            },
+            occupant(&ctx, &params.seats[i], Some(&creator))
         });
         let (mut room, summary) =
             Room::blank(ctx, id, params.rules, occupants, params.time_control);
+        room.casual = params.casual;
         room.creator = Some(creator.player_id.clone());
         room.seats.add_member(&creator, creator_seat);
+        room.maybe_start();
+        room.publish();
+        (room, summary)
+    }
+
+    /// The room of a rematch: seats held for its players (as if they had just disconnected: they
+    /// come back by joining), or bots; the game starts at once.
+    pub(super) fn rematch(
+        ctx: Arc<RoomContext>,
+        id: Arc<str>,
+        params: RoomParams,
+    ) -> (Room, Summary) {
+        let occupants = [0, 1].map(|i| occupant(&ctx, &params.seats[i], None));
+        let (mut room, summary) =
+            Room::blank(ctx, id, params.rules, occupants, params.time_control);
+        room.casual = params.casual;
         room.maybe_start();
         room.publish();
         (room, summary)
@@ -227,7 +283,7 @@ impl Room {
     /// Sends the creator its `room_joined`. Called once the room is registered: a creator who
     /// passes the id on at once must find the room there (see `room::spawn`).
     pub(super) fn greet(&self, client: &ClientHandle, seat: Option<Seat>, re: Option<&Value>) {
-        client.send(self.facts().joined(&self.summary, seat, re));
+        self.send_joined(client, seat, re);
     }
 
     pub(super) async fn run(mut self, mut rx: mpsc::Receiver<RoomCmd>, stop: Arc<super::Stop>) {
@@ -323,7 +379,12 @@ impl Room {
     // --- Sending. ---
 
     fn send_joined(&self, client: &ClientHandle, seat: Option<Seat>, re: Option<&Value>) {
-        client.send(self.facts().joined(&self.summary, seat, re));
+        let extras = view::Extras {
+            chat: self.chat.visible(seat, self.finished.is_some()),
+            casual: self.casual,
+            offers: self.offers.pending(),
+        };
+        client.send(self.facts().joined(&self.summary, seat, extras, re));
     }
 
     fn reply_err(client: &ClientHandle, e: ProtoError, re: Option<&Value>) {
@@ -333,6 +394,18 @@ impl Room {
     /// Sends the same bytes to every member (after this turn's store writes, if any).
     fn broadcast(&mut self, bytes: Utf8Bytes) {
         if let Some((bytes, ack)) = self.outbox.hold(bytes, None) {
+            self.deliver(bytes, ack);
+        }
+    }
+
+    /// Sends the same bytes to every member, `ack`'s member getting its copy with `re` (after
+    /// this turn's store writes, if any).
+    fn broadcast_acked(&mut self, bytes: Utf8Bytes, ack: Option<(&str, &Value)>) {
+        let ack = ack.and_then(|(pid, re)| {
+            let key = member_key(&self.seats, pid)?;
+            Some((key, with_re(&bytes, re)))
+        });
+        if let Some((bytes, ack)) = self.outbox.hold(bytes, ack) {
             self.deliver(bytes, ack);
         }
     }
@@ -437,7 +510,93 @@ impl Room {
             RoomCmd::Disconnected { player_id, conn_id } => {
                 self.disconnected(&player_id, conn_id);
             }
+            RoomCmd::Offer { who, kind, re } => {
+                if let Err(e) = self.offer(&who, kind, re.as_ref()) {
+                    Self::reply_err(&who.client, e, re.as_ref());
+                }
+            }
+            RoomCmd::Respond {
+                who,
+                kind,
+                accept,
+                re,
+            } => {
+                if let Err(e) = self.respond(&who, kind, accept, re.as_ref()) {
+                    Self::reply_err(&who.client, e, re.as_ref());
+                }
+            }
+            RoomCmd::Say { who, text, re } => {
+                if let Err(e) = self.say(&who, text, re.as_ref()) {
+                    Self::reply_err(&who.client, e, re.as_ref());
+                }
+            }
         }
+    }
+
+    // --- Chat: `chat` decides who reads what, the room sends and stores. ---
+
+    /// A member's line, to those who may read its channel; a player's line in a game is stored
+    /// with it first (the speaker's copy, with `re`, waits for the write like a move's ack).
+    fn say(&mut self, who: &Who, text: String, re: Option<&Value>) -> Result<(), ProtoError> {
+        let Some(member) = self.seats.member(&who.player_id) else {
+            return Err(err(ErrorCode::NotInRoom, "join the room to chat in it"));
+        };
+        let seat = member.seat;
+        let channel = Chat::channel_of(seat);
+        // A player's name as its seat shows it (with the room's suffix, if any).
+        let from = match seat.map(|s| self.seats.occupant(s)) {
+            Some(Occupant::Human(h)) => h.name.clone(),
+            _ => who.name.clone(),
+        };
+        let line = ChatLine {
+            channel,
+            from,
+            seat,
+            text: text.into(),
+            at: crate::store::now_ms(),
+        };
+        self.chat.push(line.clone());
+        if let (ChatChannel::Players, Some(seat)) = (channel, seat) {
+            if self.started {
+                self.store(crate::store::StoreEvent::Chat {
+                    room_id: self.id.to_string(),
+                    seat,
+                    name: line.from.to_string(),
+                    text: line.text.to_string(),
+                    at: line.at,
+                });
+            }
+        }
+        let bytes = encode(
+            &ServerMsg::Chat {
+                room_id: self.id.clone(),
+                line,
+            },
+            None,
+        );
+        if channel == ChatChannel::Players {
+            // Everyone reads it: held until this turn's store write, like a move.
+            self.broadcast_acked(bytes, re.map(|re| (&*who.player_id, re)));
+            return Ok(());
+        }
+        let game_over = self.finished.is_some();
+        let mut dropped = Vec::new();
+        for (pid, m) in self.seats.members() {
+            if !Chat::reads(channel, m.seat, game_over) {
+                continue;
+            }
+            let copy = match re {
+                Some(re) if **pid == *who.player_id => with_re(&bytes, re),
+                _ => bytes.clone(),
+            };
+            if !m.client.send(copy) {
+                dropped.push((pid.clone(), m.client.conn_id));
+            }
+        }
+        for (pid, conn) in dropped {
+            self.disconnected(&pid, conn);
+        }
+        Ok(())
     }
 
     // --- Members: `seats` decides, the room follows up. ---
@@ -501,7 +660,11 @@ impl Room {
                 self.finish(seat.other().into(), Reason::Resign, None);
                 self.room_update();
             }
-            Leaving::Freed | Leaving::Kept => self.room_update(),
+            Leaving::Freed | Leaving::Kept => {
+                // A player who leaves a finished game leaves its rematch offer with it.
+                self.lapse_offers();
+                self.room_update();
+            }
             Leaving::Watcher => self.crowd_changed(),
         }
         self.timers.maybe_empty(self.seats.is_empty());

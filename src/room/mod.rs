@@ -22,13 +22,16 @@
 //! costs nothing, where `dyn` would need a boxed future per command. What a remote room cannot
 //! take as it is, `Who`'s `ClientHandle` (a local queue), is for that later issue to translate.
 //!
-//! The actor is split by job (see `actor`): `seats` (seats, members, reconnects), `outbox` (seq,
+//! The actor is split by job (see `actor`): `seats` (seats, members, reconnects), `chat` (the
+//! two channels and what each member may read), `offers` (draw offers, takebacks), `outbox` (seq,
 //! history, "durable before acknowledged", fan-out), `timers` (deadlines), `clocks` (game
 //! clocks and the idle limit) and `view` (summaries and publishing); play and bots are in
 //! `actor` itself.
 
 mod actor;
+mod chat;
 mod clocks;
+mod offers;
 mod outbox;
 mod seats;
 mod timers;
@@ -48,7 +51,9 @@ use crate::bot::BotPool;
 use crate::client::ClientHandle;
 use crate::latest::Latest;
 use crate::metrics::Metrics;
-use crate::protocol::{ErrorCode, JoinAs, ProtoError, RoomSummary, Seat, SeatSpec, TimeControl};
+use crate::protocol::{
+    ErrorCode, JoinAs, OfferKind, ProtoError, RoomSummary, Seat, SeatSpec, TimeControl,
+};
 use crate::signal::Signal;
 use crate::store::Store;
 
@@ -69,6 +74,8 @@ pub struct RoomSettings {
     pub unwatched_bot_game: Duration,
     /// Events kept for `sync`.
     pub history_events: usize,
+    /// Chat lines kept per channel for those who join later.
+    pub chat_history: usize,
     /// A client's queue length (a `sync` replay must fit in half of it).
     pub send_queue: usize,
     /// Spectators per room.
@@ -89,6 +96,14 @@ pub struct RoomSettings {
 
 /// Where a room reports its life: the lobby, for a local room.
 pub trait Registry: Send + Sync {
+    /// Opens a room for a rematch (its seats [`SeatKind::Reserved`] or bots), counted as created
+    /// by player `by`, with `ctx` (the asking room's own); registered before it starts.
+    fn rematch(
+        &self,
+        ctx: &Arc<RoomContext>,
+        by: &Arc<str>,
+        params: RoomParams,
+    ) -> Result<RoomHandle, ProtoError>;
     /// The game of room `id` has ended (called at most once, by the room task, before anyone
     /// hears `game_over`: a creator who opens its next room on that message must find its
     /// per-player count already lowered).
@@ -135,6 +150,13 @@ pub enum SeatKind {
     Open,
     /// A bot of this level.
     Bot(String),
+    /// Held for this player (a rematch): the seat is theirs when they join.
+    Reserved {
+        /// Public player id.
+        player_id: Arc<str>,
+        /// Display name.
+        name: Arc<str>,
+    },
 }
 
 /// Checked `create_room` parameters.
@@ -146,6 +168,8 @@ pub struct RoomParams {
     pub seats: [SeatKind; 2],
     /// The clock the game is played with.
     pub time_control: TimeControl,
+    /// A casual game: a bot grants takebacks.
+    pub casual: bool,
 }
 
 /// Who plays in a room, as the per-player caps count it.
@@ -239,8 +263,36 @@ pub enum RoomCmd {
         /// Which connection (a newer one of the same player is left alone).
         conn_id: u64,
     },
-    // Draw offers, takebacks and rematch (`Offer`), and chat (`Say`), come here as commands
-    // of their own, each handled by a module of its own beside `seats` (see `actor`).
+    /// A chat line (already cleaned by the connection).
+    Say {
+        /// Asker.
+        who: Who,
+        /// The line.
+        text: String,
+        /// Message id (the speaker's own copy carries it as `re`).
+        re: Option<Value>,
+    },
+    /// A draw offer or a takeback request.
+    Offer {
+        /// Asker.
+        who: Who,
+        /// What.
+        kind: OfferKind,
+        /// Message id.
+        re: Option<Value>,
+    },
+    /// An answer to the opponent's offer.
+    Respond {
+        /// Asker.
+        who: Who,
+        /// Which offer.
+        kind: OfferKind,
+        /// Yes or no.
+        accept: bool,
+        /// Message id.
+        re: Option<Value>,
+    },
+    // A rematch comes here as a command of its own, opening the new room through the lobby.
 }
 
 /// A cloneable way to reach a room, wherever it runs (see the module docs).
@@ -455,6 +507,7 @@ pub fn check_params(
         rules,
         seats,
         time_control,
+        casual: false,
     })
 }
 
@@ -492,6 +545,25 @@ pub fn spawn(
     ctx.tracker.spawn(actor.run(rx, stop));
     tracing::info!(room = %id, "room created");
     (handle, seat)
+}
+
+/// Opens the room of a rematch (no creator in it: its players join it themselves, to seats held
+/// for them), registered through `register` before it starts.
+pub fn spawn_rematch(
+    ctx: &Arc<RoomContext>,
+    id: Arc<str>,
+    params: RoomParams,
+    register: impl FnOnce(RoomHandle, Summary),
+) -> RoomHandle {
+    let (handle, rx, stop) = RoomHandle::local(id.clone());
+    let (actor, summary) = actor::Room::rematch(ctx.clone(), id.clone(), params);
+    register(handle.clone(), summary);
+    if ctx.shutdown.is_cancelled() {
+        handle.stop();
+    }
+    ctx.tracker.spawn(actor.run(rx, stop));
+    tracing::info!(room = %id, "rematch room created");
+    handle
 }
 
 /// Re-creates the room of an unfinished stored game after a restart (same id, moves replayed,

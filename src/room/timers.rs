@@ -248,6 +248,7 @@ mod tests {
             empty_ttl: Duration::from_secs(120),
             unwatched_bot_game: Duration::from_secs(30),
             history_events: 10,
+            chat_history: 10,
             send_queue: 64,
             max_spectators: 10,
             min_board: 5,

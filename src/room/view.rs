@@ -14,8 +14,8 @@ use super::clocks::Clocks;
 use super::seats::{Occupant, Seats};
 use super::Summary;
 use crate::protocol::{
-    cells, encode, Cell, Fault, Outcome, PlayerInfo, Players, Reason, RoomState, RoomStatus,
-    RoomSummary, Seat, ServerMsg, TimeControl, You,
+    cells, encode, Cell, ChatLine, Fault, Outcome, PendingOffer, PlayerInfo, Players, Reason,
+    RoomState, RoomStatus, RoomSummary, Seat, ServerMsg, TimeControl, You,
 };
 
 /// How a game ended, as `room_joined` shows it.
@@ -28,6 +28,16 @@ pub(super) struct Finished {
 }
 
 /// A room as the view needs it, borrowed from the actor.
+/// What `room_joined` shows beyond the [`Facts`]: the room's own modules' state.
+pub(super) struct Extras {
+    /// The chat lines the member may read.
+    pub(super) chat: Vec<ChatLine>,
+    /// A casual game.
+    pub(super) casual: bool,
+    /// Pending offers.
+    pub(super) offers: Vec<PendingOffer>,
+}
+
 pub(super) struct Facts<'a> {
     pub(super) id: &'a str,
     pub(super) board: &'a Board,
@@ -124,6 +134,8 @@ impl Facts<'_> {
             detail: forfeit.map(|f| f.1.clone()),
             time_control: self.time_control(),
             clock: self.clocks.state(),
+            casual: false,
+            offers: Vec::new(),
         }
     }
 
@@ -135,9 +147,13 @@ impl Facts<'_> {
         &self,
         summary: &Summary,
         seat: Option<Seat>,
+        extras: Extras,
         re: Option<&Value>,
     ) -> Utf8Bytes {
         self.publish(summary);
+        let mut room = self.state();
+        room.casual = extras.casual;
+        room.offers = extras.offers;
         let you = You {
             role: if seat.is_some() {
                 "player"
@@ -148,8 +164,9 @@ impl Facts<'_> {
         };
         encode(
             &ServerMsg::RoomJoined {
-                room: self.state(),
+                room: Box::new(room),
                 you,
+                chat: extras.chat,
             },
             re,
         )

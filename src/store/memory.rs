@@ -9,6 +9,8 @@ use std::collections::HashMap;
 
 use parking_lot::Mutex;
 
+use crate::protocol::{ChatChannel, ChatLine};
+
 use super::{
     outcome_str, reason_str, Commit, GamePlayers, GameQuery, GameRecord, GameSummary, MoveRecord,
     RestoredSession, SeatRecord, Store, StoreError, StoreEvent,
@@ -66,8 +68,11 @@ impl MemoryStore {
                             created_at: at,
                             finished_at: None,
                             time_control: Some(c.time_control).filter(|t| t.is_clocked()),
+                            casual: c.casual,
                         },
                         moves: Vec::new(),
+                        chat: Vec::new(),
+                        seq: 0,
                     });
                 }
                 StoreEvent::Move {
@@ -86,6 +91,19 @@ impl MemoryStore {
                             clock: *clock,
                         });
                         g.summary.moves += 1;
+                        g.seq = *seq;
+                    }
+                }
+                StoreEvent::Takeback {
+                    room_id,
+                    seq,
+                    plies,
+                } => {
+                    if let Some(g) = index.get(room_id).map(|&i| &mut games[i]) {
+                        let keep = g.moves.len().saturating_sub(*plies as usize);
+                        g.moves.truncate(keep);
+                        g.summary.moves = keep as u32;
+                        g.seq = *seq;
                     }
                 }
                 StoreEvent::Result {
@@ -101,6 +119,23 @@ impl MemoryStore {
                         g.summary.fault = forfeit.as_ref().map(|f| f.fault.clone());
                         g.summary.detail = forfeit.as_ref().map(|f| f.detail.clone());
                         g.summary.finished_at = Some(at);
+                    }
+                }
+                StoreEvent::Chat {
+                    room_id,
+                    seat,
+                    name,
+                    text,
+                    at,
+                } => {
+                    if let Some(g) = index.get(room_id).map(|&i| &mut games[i]) {
+                        g.chat.push(ChatLine {
+                            channel: ChatChannel::Players,
+                            from: name.as_str().into(),
+                            seat: Some(*seat),
+                            text: text.as_str().into(),
+                            at: *at,
+                        });
                     }
                 }
                 StoreEvent::Session { .. } | StoreEvent::SessionsExpired { .. } => {}

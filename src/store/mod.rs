@@ -101,6 +101,8 @@ pub struct GameCreated {
     pub seats: [SeatRecord; 2],
     /// The clock it is played with.
     pub time_control: TimeControl,
+    /// A casual game (a bot grants takebacks).
+    pub casual: bool,
 }
 
 /// One event of a game record, or a session identity.
@@ -145,6 +147,29 @@ pub enum StoreEvent {
         player_id: String,
         /// Current name.
         name: String,
+    },
+    /// Moves taken back (an accepted takeback): the last `plies` moves are marked undone by
+    /// event `seq`.
+    Takeback {
+        /// Room.
+        room_id: String,
+        /// Event number.
+        seq: u64,
+        /// Moves undone.
+        plies: u32,
+    },
+    /// A line of the players' chat, kept with their game (the spectators' channel is not kept).
+    Chat {
+        /// Room.
+        room_id: String,
+        /// The speaker's seat.
+        seat: Seat,
+        /// The speaker's name as the room showed it.
+        name: String,
+        /// What was said.
+        text: String,
+        /// Unix milliseconds, as the line was sent.
+        at: i64,
     },
     /// Delete the session rows last written before `updated_before` (Unix ms) that no
     /// unfinished game seats: rows no restart could resume, purged while running (the lobby's
@@ -263,6 +288,7 @@ pub fn reason_str(r: Reason) -> &'static str {
         Reason::Forfeit => "forfeit",
         Reason::Aborted => "aborted",
         Reason::Time => "time",
+        Reason::Agreement => "agreement",
     }
 }
 
@@ -298,6 +324,7 @@ mod tests {
                 },
                 SeatRecord::Bot { level: "b".into() },
             ],
+            casual: false,
         }));
         let _ = store.record(StoreEvent::Move {
             room_id: id.into(),

@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::SeatRecord;
-use crate::protocol::TimeControl;
+use crate::protocol::{ChatLine, TimeControl};
 
 /// A game as the replay API lists it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -41,9 +41,12 @@ pub struct GameSummary {
     pub created_at: i64,
     /// Unix milliseconds, `None` while unfinished.
     pub finished_at: Option<i64>,
-    /// The time control; absent for none (and for games stored before schema v4).
+    /// The time control; absent for none (and for games stored before schema v6).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_control: Option<TimeControl>,
+    /// A casual game (absent when not).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub casual: bool,
 }
 
 /// The two seats of a stored game.
@@ -87,15 +90,23 @@ pub struct GameRecord {
     pub summary: GameSummary,
     /// In order; X moves first.
     pub moves: Vec<MoveRecord>,
+    /// The players' chat, in order.
+    pub chat: Vec<ChatLine>,
+    /// The last event number of the move log (a move's, or a takeback's): where a restored
+    /// room's `seq` continues from. Not part of the JSON.
+    pub seq: u64,
 }
 
 impl Serialize for GameRecord {
     /// The summary's fields with `moves` as the list of moves instead of their count (a
-    /// flattened struct would write the key twice).
+    /// flattened struct would write the key twice), and `chat` when the players chatted.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::Error;
         let mut v = serde_json::to_value(&self.summary).map_err(S::Error::custom)?;
         v["moves"] = serde_json::to_value(&self.moves).map_err(S::Error::custom)?;
+        if !self.chat.is_empty() {
+            v["chat"] = serde_json::to_value(&self.chat).map_err(S::Error::custom)?;
+        }
         v.serialize(s)
     }
 }

@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 use tokio::sync::oneshot;
 
-use crate::protocol::TimeControl;
+use crate::protocol::{ChatChannel, ChatLine, Seat, TimeControl};
 
 use super::{
     now_ms, outcome_str, reason_str, seat_str, Commit, GamePlayers, GameQuery, GameRecord,
@@ -77,7 +77,21 @@ pub const MIGRATIONS: &[&str] = &[
     // v3: why an outside engine forfeited (`game_over`'s `fault` and `detail`).
     "ALTER TABLE games ADD COLUMN fault TEXT;
     ALTER TABLE games ADD COLUMN detail TEXT;",
-    // v4: time controls: the game's (its JSON as the protocol writes it, NULL for none) and
+    // v4: the players' chat, kept with the game.
+    "CREATE TABLE chat (
+        id      INTEGER PRIMARY KEY,
+        game_id TEXT NOT NULL REFERENCES games(id),
+        seat    TEXT NOT NULL,
+        name    TEXT NOT NULL,
+        text    TEXT NOT NULL,
+        at_ms   INTEGER NOT NULL
+    );
+    CREATE INDEX chat_game ON chat(game_id, id);",
+    // v5: casual games, and moves taken back (marked with the takeback's event number, kept
+    // out of the game but not deleted).
+    "ALTER TABLE games ADD COLUMN casual INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE moves ADD COLUMN undone INTEGER;",
+    // v6: time controls: the game's (its JSON as the protocol writes it, NULL for none) and
     // both clocks after each move (NULL without a clock), so a restart restores them.
     "ALTER TABLE games ADD COLUMN time_control TEXT;
     ALTER TABLE moves ADD COLUMN clock_x_ms INTEGER;
@@ -251,12 +265,12 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
                 .is_clocked()
                 .then(|| serde_json::to_string(&c.time_control).unwrap_or_default());
             tx.prepare_cached(
-                "INSERT OR IGNORE INTO games (id, game, width, height, rule, created_at,
+                "INSERT OR IGNORE INTO games (id, game, width, height, rule, created_at, casual,
                      time_control)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )?
             .execute(params![
-                c.room_id, c.game, c.width, c.height, c.rule, at, tc
+                c.room_id, c.game, c.width, c.height, c.rule, at, c.casual, tc
             ])?;
             for (seat, rec) in ["x", "o"].into_iter().zip(&c.seats) {
                 let (kind, player_id, name, level) = match rec {
@@ -329,6 +343,31 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
             )?
             .execute(params![token_hash, player_id, name, at])?;
         }
+        StoreEvent::Takeback {
+            room_id,
+            seq,
+            plies,
+        } => {
+            tx.prepare_cached(
+                "UPDATE moves SET undone = ?2 WHERE game_id = ?1 AND seq IN (
+                     SELECT seq FROM moves WHERE game_id = ?1 AND undone IS NULL
+                     ORDER BY seq DESC LIMIT ?3)",
+            )?
+            .execute(params![room_id, *seq as i64, plies])?;
+        }
+        StoreEvent::Chat {
+            room_id,
+            seat,
+            name,
+            text,
+            at,
+        } => {
+            tx.prepare_cached(
+                "INSERT INTO chat (game_id, seat, name, text, at_ms)
+                 SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM games WHERE id = ?1)",
+            )?
+            .execute(params![room_id, seat_str(*seat), name, text, at])?;
+        }
         StoreEvent::SessionsExpired { updated_before } => {
             let gone = tx
                 .prepare_cached(PURGE_SESSIONS)?
@@ -348,8 +387,9 @@ const PURGE_SESSIONS: &str = "DELETE FROM sessions WHERE updated_at < ?1 AND pla
      WHERE g.finished_at IS NULL AND s.player_id IS NOT NULL)";
 
 const SUMMARY_COLUMNS: &str = "g.id, g.game, g.width, g.height, g.rule, g.result, g.reason,
-    g.created_at, g.finished_at, (SELECT COUNT(*) FROM moves m WHERE m.game_id = g.id), g.fault,
-    g.detail, g.time_control";
+    g.created_at, g.finished_at,
+    (SELECT COUNT(*) FROM moves m WHERE m.game_id = g.id AND m.undone IS NULL), g.fault, g.detail,
+    g.casual, g.time_control";
 
 /// A `games` row with its two `seats` rows (written with it, in the same transaction).
 fn summary_row(conn: &Connection, r: &rusqlite::Row<'_>) -> rusqlite::Result<GameSummary> {
@@ -368,7 +408,8 @@ fn summary_row(conn: &Connection, r: &rusqlite::Row<'_>) -> rusqlite::Result<Gam
         moves: r.get(9)?,
         fault: r.get(10)?,
         detail: r.get(11)?,
-        time_control: time_control(r.get(12)?),
+        casual: r.get(12)?,
+        time_control: time_control(r.get(13)?),
         players,
     })
 }
@@ -424,8 +465,8 @@ fn seats_of(conn: &Connection, id: &str) -> rusqlite::Result<GamePlayers> {
 
 fn moves_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<MoveRecord>> {
     let mut st = conn.prepare_cached(
-        "SELECT x, y, seq, at_ms, clock_x_ms, clock_o_ms FROM moves WHERE game_id = ?1
-             ORDER BY seq",
+        "SELECT x, y, seq, at_ms, clock_x_ms, clock_o_ms FROM moves
+             WHERE game_id = ?1 AND undone IS NULL ORDER BY seq",
     )?;
     let rows = st.query_map([id], |r| {
         Ok(MoveRecord {
@@ -442,6 +483,23 @@ fn moves_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<MoveRecord>> {
     rows.collect()
 }
 
+fn chat_of(conn: &Connection, id: &str) -> rusqlite::Result<Vec<ChatLine>> {
+    let mut st = conn.prepare_cached(
+        "SELECT seat, name, text, at_ms FROM chat WHERE game_id = ?1 ORDER BY id",
+    )?;
+    let rows = st.query_map([id], |r| {
+        let seat: String = r.get(0)?;
+        Ok(ChatLine {
+            channel: ChatChannel::Players,
+            from: r.get::<_, String>(1)?.into(),
+            seat: Some(if seat == "o" { Seat::O } else { Seat::X }),
+            text: r.get::<_, String>(2)?.into(),
+            at: r.get(3)?,
+        })
+    })?;
+    rows.collect()
+}
+
 fn game_of(conn: &Connection, id: &str) -> rusqlite::Result<Option<GameRecord>> {
     let sql = format!("SELECT {SUMMARY_COLUMNS} FROM games g WHERE g.id = ?1");
     let Some(summary) = conn
@@ -452,7 +510,19 @@ fn game_of(conn: &Connection, id: &str) -> rusqlite::Result<Option<GameRecord>> 
         return Ok(None);
     };
     let moves = moves_of(conn, id)?;
-    Ok(Some(GameRecord { summary, moves }))
+    let chat = chat_of(conn, id)?;
+    // The last event number of the move log, a takeback's included.
+    let seq: i64 = conn
+        .prepare_cached(
+            "SELECT COALESCE(MAX(MAX(seq, COALESCE(undone, 0))), 0) FROM moves WHERE game_id = ?1",
+        )?
+        .query_row([id], |r| r.get(0))?;
+    Ok(Some(GameRecord {
+        summary,
+        moves,
+        chat,
+        seq: seq as u64,
+    }))
 }
 
 impl Store for SqliteStore {

@@ -2,9 +2,9 @@
 //! results, and the bot searches. Every event is handed to the store before it is recorded in
 //! the outbox, so nobody hears of a move or a result that is not durable.
 //!
-//! A draw offer, a takeback or a rematch is decided by an `offers` module beside `seats`; its
-//! agreed outcome comes back here (`conclude` with `Outcome::Draw` and a new `Reason`, or a new
-//! room for a rematch opened through the lobby), never as a second path to the store.
+//! A draw offer or a takeback is decided by the `offers` module beside `seats` and played out in
+//! `offer`: an agreed draw comes back here (`conclude` with `Reason::Agreement`); a move lapses
+//! the offers it ends (`Offers::moved`), the end of the game all of them.
 
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::{err, Room, Who};
 use crate::bot::{BotEvent, TimeLeft};
 use crate::protocol::{
-    cells, encode, Cell, ErrorCode, Fault, Outcome, ProtoError, Reason, Seat, ServerMsg,
+    cells, encode, Cell, ErrorCode, Fault, OfferEnd, Outcome, ProtoError, Reason, Seat, ServerMsg,
     TimeControl,
 };
 use crate::room::seats::Occupant;
@@ -40,12 +40,13 @@ impl Room {
             rule: view::rule(&self.board),
             seats,
             time_control: self.clocks.time_control(),
+            casual: self.casual,
         }));
         self.clocks.start(self.to_move());
         self.update_clock();
     }
 
-    fn check_turn(&self, who: &Who) -> Result<Seat, ProtoError> {
+    pub(super) fn check_turn(&self, who: &Who) -> Result<Seat, ProtoError> {
         let seat = self
             .seats
             .seat_of(&who.player_id)
@@ -102,6 +103,9 @@ impl Room {
 
     fn play(&mut self, mv: caro_engine::Move, ack: Option<(&str, &Value)>) {
         let seat = self.to_move();
+        for offer in self.offers.moved(seat, self.board.moves().len()) {
+            self.offer_ended(offer, OfferEnd::Lapsed, None);
+        }
         let status = match self.board.try_play(mv) {
             Ok(s) => s,
             Err(e) => {
@@ -196,6 +200,7 @@ impl Room {
         let (result, reason) = (finished.result, finished.reason);
         let (line, forfeit) = (finished.line.clone(), finished.forfeit.clone());
         self.search = None; // cancels a running search
+        self.lapse_offers();
         self.timers.finished();
         self.clocks.stop();
         let clock = self.clocks.state();
@@ -279,6 +284,7 @@ impl Room {
     pub(super) fn on_bot(&mut self, ev: BotEvent) {
         match ev {
             BotEvent::Thinking { gen, info } if gen == self.search_gen && self.search.is_some() => {
+                self.bot_score = Some(info.score);
                 let msg = ServerMsg::BotThinking {
                     room_id: self.id.to_string(),
                     seat: self.to_move(),
