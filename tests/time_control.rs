@@ -624,3 +624,44 @@ async fn clocks_are_restored_after_a_restart() {
     assert_eq!(stored, announced);
     server.stop().await;
 }
+
+/// A takeback by agreement under a clock: the side to move again runs its clock on from its
+/// turn's start (time spent stays spent), and the `takeback` event carries both clocks.
+#[tokio::test(start_paused = true)]
+async fn a_takeback_carries_the_clocks_and_keeps_time_spent() {
+    use caro_arena::protocol::OfferKind;
+    let server = server();
+    let (mut x, mut o, h) = game(&server, fischer(10_000, 1_000)).await;
+    sleep_ms(1_000).await;
+    play(&h, &x, 7, 7).await; // X: 10 000 - 1 000 + 1 000
+    sleep_ms(2_000).await;
+    play(&h, &o, 8, 8).await; // O: 10 000 - 2 000 + 1 000
+    sleep_ms(500).await;
+    h.send(RoomCmd::Offer {
+        who: x.who.clone(),
+        kind: OfferKind::Takeback,
+        re: None,
+    })
+    .await
+    .unwrap();
+    sleep_ms(500).await;
+    h.send(RoomCmd::Respond {
+        who: o.who.clone(),
+        kind: OfferKind::Takeback,
+        accept: true,
+        re: None,
+    })
+    .await
+    .unwrap();
+    x.drain().await;
+    let seen = o.drain().await;
+    let takeback = seen
+        .iter()
+        .find(|m| m["type"] == "takeback")
+        .unwrap_or_else(|| panic!("{seen:?}"));
+    assert_eq!(
+        takeback["clock"],
+        json!({"x": 9_000, "o": 9_000, "running": "x"})
+    );
+    assert_eq!(takeback["turn"], "x");
+}
