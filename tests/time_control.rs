@@ -665,3 +665,51 @@ async fn a_takeback_carries_the_clocks_and_keeps_time_spent() {
     );
     assert_eq!(takeback["turn"], "x");
 }
+
+/// A rematch is played with the same time control, on full clocks.
+#[tokio::test(start_paused = true)]
+async fn a_rematch_keeps_the_time_control() {
+    use caro_arena::protocol::OfferKind;
+    let server = server();
+    let (mut x, mut o, h) = game(&server, json!({"kind": "per_move", "move_ms": 20_000})).await;
+    h.send(RoomCmd::Resign {
+        who: o.who.clone(),
+        re: None,
+    })
+    .await
+    .unwrap();
+    h.send(RoomCmd::Offer {
+        who: x.who.clone(),
+        kind: OfferKind::Rematch,
+        re: None,
+    })
+    .await
+    .unwrap();
+    h.send(RoomCmd::Respond {
+        who: o.who.clone(),
+        kind: OfferKind::Rematch,
+        accept: true,
+        re: None,
+    })
+    .await
+    .unwrap();
+    x.drain().await;
+    let seen = o.drain().await;
+    let news = seen
+        .iter()
+        .find(|m| m["type"] == "rematch")
+        .unwrap_or_else(|| panic!("{seen:?}"));
+    let new_room = news["new_room_id"].as_str().unwrap();
+    let (summary, _) = server.lobby.room(new_room).unwrap().summary.get();
+    assert_eq!(
+        serde_json::to_value(summary.time_control).unwrap(),
+        json!({"kind": "per_move", "move_ms": 20_000})
+    );
+    let h2 = server.lobby.room(new_room).unwrap().handle;
+    h2.join(o.who.clone(), None, None).await.unwrap();
+    let joined = o.drain().await.remove(0);
+    assert_eq!(
+        joined["room"]["clock"],
+        json!({"x": 20_000, "o": 20_000, "running": "x"})
+    );
+}
