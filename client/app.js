@@ -32,6 +32,7 @@ const state = {
   viewPly: null, // looking back at the position after this many moves, or null: the live board
   preview: null, // [x, y] tapped once on a touch screen: a second tap there plays it
   wasMyTurn: false, // for the alert when the turn comes back to us
+  wasStatus: null, // the room's status at the last render: "waiting" then "playing" is a start
   rooms: [],
   watchingLobby: false, // lobby_update messages are applied
 };
@@ -376,7 +377,7 @@ function onCell(x, y, ev) {
 function viewMove(ply) {
   const r = state.room;
   if (!r) return;
-  state.viewPly = ply === null || ply >= r.moves.length ? null : Math.max(0, ply);
+  state.viewPly = ply === null || ply >= r.moves.length || !r.moves.length ? null : Math.max(0, ply);
   state.preview = null;
   renderGame();
 }
@@ -417,6 +418,7 @@ function renderGame() {
     onMove: onCell,
   });
   $("#viewing").hidden = !viewing;
+  $("#turn").hidden = viewing;
   boardEl.classList.toggle("looking-back", viewing);
   if (viewing) {
     $("#viewing-text").textContent =
@@ -464,10 +466,14 @@ function renderGame() {
   $("#share-link").value = `${location.origin}${location.pathname}#/room/${r.room_id}`;
   renderAnalysis();
 
-  // The turn (or the game's start) came to us while the page is hidden: flash the title.
+  // The game started (for either player) or the turn came back to us, while the page is
+  // hidden: flash the title.
   const mine = Boolean(myTurn() && r.status === "playing");
-  if (mine && !state.wasMyTurn) alertPlayer(r.moves.length === 0 ? "Your game has started" : "Your move");
+  const started = state.wasStatus === "waiting" && r.status === "playing";
+  if (started && state.you?.role === "player") alertPlayer("Your game has started");
+  else if (mine && !state.wasMyTurn) alertPlayer("Your move");
   state.wasMyTurn = mine;
+  state.wasStatus = r.status;
 }
 
 function scoreText(score) {
@@ -562,8 +568,16 @@ $("#leave").addEventListener("click", async () => {
 });
 
 $("#live-btn").addEventListener("click", () => viewMove(null));
+// Escape returns to the live board; outside the board (whose arrows move between points) and
+// the inputs, the left and right arrows step back and forth through the game.
 document.addEventListener("keydown", (ev) => {
-  if (ev.key === "Escape" && state.viewPly !== null && !$("#game").hidden) viewMove(null);
+  const r = state.room;
+  if (!r || $("#game").hidden || ev.target.closest?.("#board, input, select, textarea, dialog")) return;
+  const at = state.viewPly ?? r.moves.length;
+  const to = { Escape: null, ArrowLeft: at - 1, ArrowRight: at + 1 }[ev.key];
+  if (to === undefined || (ev.key === "Escape" && state.viewPly === null)) return;
+  ev.preventDefault();
+  viewMove(to);
 });
 
 $("#copy-link").addEventListener("click", () => {
@@ -624,6 +638,7 @@ conn.addEventListener("message", (ev) => {
         state.evals = new Map();
         state.viewPly = null;
         state.wasMyTurn = false;
+        state.wasStatus = null;
       }
       state.room = { ...msg.room, line: msg.room.line || [] };
       state.you = msg.you;

@@ -100,7 +100,6 @@ test("the move list pairs 40 moves without clipping, and an earlier move can be 
     };
   });
   assert.deepEqual(seen, { text: "k3", hit: true, inList: true, inPanel: true, scrolled: true });
-  await screenshot(p, "movelist");
 
   // Ben looks back at move 10 while the game is in progress.
   await p.click('#move-list .mv[data-ply="10"]');
@@ -109,12 +108,19 @@ test("the move list pairs 40 moves without clipping, and an earlier move can be 
   assert.equal(await p.textContent("#viewing-text"), "Viewing move 10 of 40");
   assert.ok(await p.$eval(cell(...drawnGame(10)[9]), (c) => c.classList.contains("last")));
   assert.ok(await p.$eval('#move-list .mv[data-ply="10"]', (b) => b.classList.contains("current")));
+  // The arrow keys step through the game (outside the board, whose arrows move between points).
+  await p.keyboard.press("ArrowLeft");
+  assert.equal(await p.textContent("#viewing-text"), "Viewing move 9 of 40");
+  assert.equal(await stones(p), 9);
+  await p.keyboard.press("ArrowRight");
+  assert.equal(await stones(p), 10);
   // Ada plays on: Ben keeps his earlier position, and is told it is his move; he cannot play it
   // from the old position.
   await a.page.evaluate(([x, y]) => window.caroArena.play(x, y), drawnGame(41)[40]);
   await p.waitForFunction(() => window.caroArena.state.room.moves.length === 41);
   assert.equal(await stones(p), 10);
   assert.equal(await p.textContent("#viewing-text"), "Viewing move 10 of 41: it is your move");
+  await screenshot(p, "movelist");
   assert.equal(await p.$$eval('#board .cell[aria-disabled="false"]', (cs) => cs.length), 0);
   assert.equal(await p.$$eval("#move-list .mv", (bs) => bs.length), 41);
   // Back to live: the whole board, and the move can be played.
@@ -309,6 +315,22 @@ test("a hidden tab's title flashes when the turn comes back, and the sound setti
   await p.waitForSelector('#conn[data-state="online"]');
   assert.ok(await p.isChecked("#sound-toggle"));
   for (const x of [pair.a, pair.b]) await x.context.close();
+});
+
+test("a hidden tab's title says so when the game starts", async () => {
+  const a = await newPlayer("Ola");
+  const roomId = await createRoom(a.page);
+  await a.page.evaluate(() => {
+    Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" });
+    document.dispatchEvent(new Event("visibilitychange"));
+  });
+  const b = await newPlayer("Pim");
+  await b.page.goto(`${server.base}/#/room/${roomId}`);
+  await a.page.waitForFunction(() => document.title === "● Your game has started");
+  // The opponent, looking at the page, is not flashed.
+  await b.page.waitForFunction(() => window.caroArena.state.room?.status === "playing");
+  assert.equal(await b.page.title(), "caro-arena");
+  for (const x of [a, b]) await x.context.close();
 });
 
 test("on a phone a first tap previews the stone and a second tap plays it", async () => {
