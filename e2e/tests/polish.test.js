@@ -246,7 +246,7 @@ test("a friend's link asks a new browser for a name before seating it, and remem
   assert.match(await page.inputValue("#name-dialog-input"), /^guest-/);
   assert.equal(await a.page.evaluate(() => window.caroArena.state.room.players.o), null);
   await page.fill("#name-dialog-input", "Ivo");
-  await page.click("#name-join");
+  await page.press("#name-dialog-input", "Enter");
   await page.waitForFunction(() => window.caroArena.state.you?.seat === "o");
   await a.page.waitForFunction(() => window.caroArena.state.room.players.o?.name === "Ivo");
   assert.match(await page.textContent('.player[data-seat="o"] .pname'), /^Ivo \(you\)/);
