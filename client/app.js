@@ -3,12 +3,18 @@
 
 import { Connection } from "./net.js";
 import { renderBoard, cellName } from "./board.js";
-import { openReplay, initReplay, gameTitle, resultText } from "./replay.js";
+import { openReplay, initReplay, resultText } from "./replay.js";
 import { seatText } from "./seats.js";
 import { Clocks, TIME_CONTROLS, timeControlOf, timeControlText } from "./clock.js";
+import { renderMoveList } from "./movelist.js";
+import { initAlerts, alertPlayer } from "./alerts.js";
+import { askName } from "./askname.js";
+import { openGames, initGames, gameLink } from "./games.js";
 
 const NAME_KEY = "caro-arena.name";
 const WIN = 1_000_000;
+// How many finished games the lobby lists (live rooms and stored games each); "more" opens #/games.
+const LOBBY_FINISHED = 5;
 
 const $ = (sel) => document.querySelector(sel);
 const nameInput = $("#name-input");
@@ -31,6 +37,10 @@ const state = {
   lastAnalysis: null, // the latest bot_thinking of this room, kept after the bot has moved
   evals: new Map(), // move number -> the deciding search's score from X's side, for the graph
   sending: null, // [x, y] of our move sent and not yet answered: the board stays locked
+  viewPly: null, // looking back at the position after this many moves, or null: the live board
+  preview: null, // [x, y] tapped once on a touch screen: a second tap there plays it
+  wasMyTurn: false, // for the alert when the turn comes back to us
+  wasStatus: null, // the room's status at the last render: "waiting" then "playing" is a start
   rooms: [],
   watchingLobby: false, // lobby_update messages are applied
 };
@@ -91,6 +101,7 @@ nameInput.addEventListener("change", () => {
 
 function route() {
   const hash = location.hash || "#/";
+  if (hash === "#/games") return { kind: "games" };
   const m = hash.match(/^#\/(room|watch|replay)\/([\w-]+)/);
   return m ? { kind: m[1], roomId: m[2] } : { kind: "lobby" };
 }
@@ -100,6 +111,7 @@ function show(view) {
   $("#game").hidden = view !== "game";
   $("#replay").hidden = view !== "replay";
   if (view !== "game") clocks.reset();
+  $("#games").hidden = view !== "games";
 }
 
 async function onRoute() {
@@ -112,6 +124,13 @@ async function onRoute() {
     return;
   }
   stopLobby();
+  if (r.kind === "games") {
+    state.room = null;
+    state.you = null;
+    show("games");
+    openGames();
+    return;
+  }
   if (r.kind === "replay") {
     state.room = null;
     state.you = null;
@@ -130,7 +149,28 @@ async function onRoute() {
   }
 }
 
+let asking = false;
+
 async function join(r) {
+  // A friend's link opened by a browser that never chose a name: ask for one before taking the
+  // seat. A new name goes with a fresh hello, whose welcome joins again (see onWelcome).
+  if (r.kind === "room" && !localStorage.getItem(NAME_KEY)) {
+    if (asking) return;
+    asking = true;
+    const { name, watch } = await askName($("#name-dialog"), conn.welcome?.name);
+    asking = false;
+    if (route().roomId !== r.roomId) return;
+    if (watch) {
+      location.hash = `#/watch/${r.roomId}`;
+      return;
+    }
+    localStorage.setItem(NAME_KEY, name);
+    nameInput.value = name;
+    if (conn.welcome && name !== conn.welcome.name) {
+      conn.reconnect();
+      return;
+    }
+  }
   try {
     const body = { room_id: r.roomId };
     if (r.kind === "watch") body.as = "spectator";
@@ -194,21 +234,12 @@ function applyLobbyUpdate(msg) {
 // Finished games from the store (GET /api/games), newest first, each opening the replay view.
 async function refreshRecent() {
   try {
-    const res = await fetch("/api/games?limit=20");
+    const res = await fetch(`/api/games?limit=${LOBBY_FINISHED}`);
     if (!res.ok) return;
-    const { games } = await res.json();
+    const { games, next } = await res.json();
     const ul = $("#recent-games");
-    ul.replaceChildren(
-      ...games.map((g) => {
-        const li = document.createElement("li");
-        const a = document.createElement("a");
-        a.href = `#/replay/${g.id}`;
-        a.className = "recent-game";
-        a.textContent = `${gameTitle(g)}: ${resultText(g)}, ${g.moves} moves`;
-        li.append(a);
-        return li;
-      }),
-    );
+    ul.replaceChildren(...games.map(gameLink));
+    $("#more-games").hidden = !next;
     if (!games.length) {
       const li = document.createElement("li");
       li.className = "empty";
@@ -229,7 +260,14 @@ function gameText(r) {
 function renderRooms() {
   const lists = { waiting: $("#rooms-waiting"), playing: $("#rooms-playing"), finished: $("#rooms-finished") };
   for (const ul of Object.values(lists)) ul.replaceChildren();
+  let finished = 0;
   for (const r of state.rooms) {
+    // A room whose creator cancelled it waits, seatless, for the server to close it: nobody is
+    // waiting there.
+    if (r.status === "waiting" && !r.players.x && !r.players.o) continue;
+    // Finished rooms: the latest few (the room list has no time: its order is the ids'); the
+    // rest are among the recent games and in #/games.
+    if (r.status === "finished" && ++finished > LOBBY_FINISHED) continue;
     const li = document.createElement("li");
     li.className = "room";
     const title = document.createElement("span");
@@ -255,6 +293,8 @@ function renderRooms() {
     li.append(w);
     lists[r.status]?.append(li);
   }
+  $("#more-finished").hidden = finished <= LOBBY_FINISHED;
+  $("#more-finished").textContent = `${finished - LOBBY_FINISHED} more finished: all games`;
   for (const [k, ul] of Object.entries(lists)) {
     if (!ul.children.length) {
       const li = document.createElement("li");
@@ -272,7 +312,8 @@ function fillSeatOptions() {
     const keep = sel.value;
     sel.replaceChildren();
     const opts = [["me", "Me"], ["open", "A friend (share a link)"]];
-    for (const b of bots) opts.push([`bot:${b.name}`, `Bot: ${b.name} (${b.description})`]);
+    // The description goes under the menu (seatHelp): in the option it cut the menu short.
+    for (const b of bots) opts.push([`bot:${b.name}`, `Bot: ${b.name}`]);
     for (const [value, label] of opts) {
       const o = document.createElement("option");
       o.value = value;
@@ -281,8 +322,23 @@ function fillSeatOptions() {
     }
     sel.value = opts.some(([v]) => v === keep) ? keep : def;
   }
+  seatHelp();
   $(".caro-only").hidden = game !== "caro";
   $("#rule-help").textContent = RULE_HELP[$("#rule").value];
+}
+
+// The chosen bots' descriptions, under the seat menus.
+function seatHelp() {
+  const bots = conn.welcome?.bots || [];
+  const text = ["x", "o"]
+    .map((seat) => {
+      const v = $(`#seat-${seat}`).value;
+      const b = v.startsWith("bot:") && bots.find((b) => `bot:${b.name}` === v);
+      return b ? `${seat.toUpperCase()}, ${b.name}: ${b.description}.` : "";
+    })
+    .filter(Boolean)
+    .join(" ");
+  $("#seat-help").textContent = text;
 }
 
 $("#create-form").addEventListener("change", fillSeatOptions);
@@ -313,6 +369,31 @@ function myTurn() {
   return r && state.you?.role === "player" && r.turn === state.you.seat && r.status !== "finished";
 }
 
+// On a touch screen or a narrow one a cell is small: a tap shows the stone where it would go
+// (a preview), a second tap on the same point plays it, a tap elsewhere moves the preview. The
+// keyboard (Enter or Space: a click with no pointer, `detail` 0) plays at once.
+const touchLike = () => matchMedia("(pointer: coarse)").matches || matchMedia("(max-width: 760px)").matches;
+
+function onCell(x, y, ev) {
+  const p = state.preview;
+  if (ev?.detail > 0 && touchLike() && !(p && p[0] === x && p[1] === y)) {
+    state.preview = [x, y];
+    renderGame();
+    return;
+  }
+  state.preview = null;
+  sendMove(x, y);
+}
+
+// Looking back: the board shows the position after `ply` moves (null or the last move: live).
+function viewMove(ply) {
+  const r = state.room;
+  if (!r) return;
+  state.viewPly = ply === null || ply >= r.moves.length || !r.moves.length ? null : Math.max(0, ply);
+  state.preview = null;
+  renderGame();
+}
+
 // Sends our move. One move at a time: the board is locked until the server announces it (or
 // refuses it), so a double click or a tap during a slow answer never sends a second move.
 function sendMove(x, y) {
@@ -335,14 +416,26 @@ function renderGame() {
     $("#turn").textContent = "Loading…";
     return;
   }
-  renderBoard(boardEl, r, {
-    last: r.moves[r.moves.length - 1],
-    line: r.line || [],
-    pv: state.analysis && r.status === "playing" ? state.analysis.pv : [],
-    clickable: myTurn() && !state.sending,
+  // Looking back at an earlier position: no line, no bot's plan, nothing to play.
+  const viewing = state.viewPly !== null && state.viewPly < r.moves.length;
+  const shown = viewing ? r.moves.slice(0, state.viewPly) : r.moves;
+  if (!myTurn() || viewing) state.preview = null;
+  renderBoard(boardEl, { ...r, moves: shown }, {
+    last: shown[shown.length - 1],
+    line: viewing ? [] : r.line || [],
+    pv: !viewing && state.analysis && r.status === "playing" ? state.analysis.pv : [],
+    clickable: !viewing && myTurn() && !state.sending,
     pending: state.sending,
-    onMove: sendMove,
+    preview: state.preview,
+    onMove: onCell,
   });
+  $("#viewing").hidden = !viewing;
+  $("#turn").hidden = viewing;
+  boardEl.classList.toggle("looking-back", viewing);
+  if (viewing) {
+    $("#viewing-text").textContent =
+      `Viewing move ${state.viewPly} of ${r.moves.length}` + (myTurn() ? ": it is your move" : "");
+  }
 
   for (const seat of ["x", "o"]) {
     const el = document.querySelector(`.player[data-seat="${seat}"]`);
@@ -370,21 +463,29 @@ function renderGame() {
   }
   $("#turn").textContent = text;
 
-  const ol = $("#move-list");
-  ol.replaceChildren();
-  r.moves.forEach(([x, y], i) => {
-    const li = document.createElement("li");
-    li.textContent = `${i % 2 === 0 ? "X" : "O"} ${cellName(x, y)}`;
-    ol.append(li);
+  renderMoveList($("#move-list"), r.moves, {
+    current: viewing ? state.viewPly : r.moves.length,
+    live: !viewing,
+    onPick: viewMove,
   });
-  ol.scrollTop = ol.scrollHeight;
 
+  // Before the opponent comes there is no game to resign: the creator cancels the room.
   $("#resign").hidden = !(state.you?.role === "player" && r.status !== "finished");
+  $("#resign").textContent = r.status === "waiting" ? "Cancel" : "Resign";
   $("#replay-btn").hidden = r.status !== "finished";
   const open = !r.players.x || !r.players.o;
   $("#share").hidden = !(open && r.status !== "finished");
   $("#share-link").value = `${location.origin}${location.pathname}#/room/${r.room_id}`;
   renderAnalysis();
+
+  // The game started (for either player) or the turn came back to us, while the page is
+  // hidden: flash the title.
+  const mine = Boolean(myTurn() && r.status === "playing");
+  const started = state.wasStatus === "waiting" && r.status === "playing";
+  if (started && state.you?.role === "player") alertPlayer("Your game has started");
+  else if (mine && !state.wasMyTurn) alertPlayer("Your move");
+  state.wasMyTurn = mine;
+  state.wasStatus = r.status;
 }
 
 function scoreText(score) {
@@ -406,6 +507,16 @@ const scoreFromX = (a) => (a.seat === "x" ? a.score : -a.score);
 // A score as a share of the bar or graph, -1 (O winning) .. 1 (X winning).
 const share = (fromX) => (Math.abs(fromX) > WIN - 1000 ? Math.sign(fromX) : Math.tanh(fromX / 1500));
 
+// The bot's move against the analysis of the search that chose it (the report received while
+// the position had one move less).
+function noteBotMove(msg) {
+  const a = state.lastAnalysis;
+  const mover = state.room.moves.length % 2 === 1 ? "x" : "o";
+  if (!a || a.seat !== mover || a.ply !== state.room.moves.length - 1 || !a.pv.length) return;
+  a.played = [msg.x, msg.y];
+  a.deviated = a.pv[0][0] !== msg.x || a.pv[0][1] !== msg.y;
+}
+
 function renderAnalysis() {
   const a = state.analysis || state.lastAnalysis;
   const panel = $("#analysis");
@@ -416,8 +527,18 @@ function renderAnalysis() {
   panel.hidden = false;
   panel.classList.toggle("idle", !state.analysis);
   const fromX = scoreFromX(a);
-  $("#an-state").textContent = state.analysis ? `${a.seat.toUpperCase()} is thinking` : `${a.seat.toUpperCase()}'s last search`;
+  // The bot's level is its seat's name: a level searches to its own depth (docs/bots.md).
+  const bot = state.room.players[a.seat];
+  const who = `${a.seat.toUpperCase()}${bot?.kind === "bot" ? ` (${bot.name})` : ""}`;
+  $("#an-state").textContent = state.analysis ? `${who} is thinking` : `${who}: last search`;
   $("#an-depth").textContent = a.depth;
+  // A level that blunders on purpose may play another move than its line's first: say so
+  // instead of leaving a plan on show that the bot did not follow.
+  const note = $("#an-note");
+  note.hidden = !a.deviated;
+  if (a.deviated) {
+    note.textContent = `The bot's analysis: at its level it chose a weaker move, ${cellName(...a.played)}, instead of ${cellName(...a.pv[0])}.`;
+  }
   $("#an-score").textContent = scoreText(fromX);
   $("#an-nps").textContent = `${count(a.nps)} nodes/s, ${count(a.nodes)} nodes`;
   $("#an-pv").textContent = a.pv.map(([x, y]) => cellName(x, y)).join(" ");
@@ -439,6 +560,14 @@ function renderEvalGraph() {
 }
 
 $("#resign").addEventListener("click", () => {
+  const r = state.room;
+  if (r?.status === "waiting") {
+    // Leaving a seat before the game starts opens it again; a room nobody sits in closes after
+    // rooms.empty_ttl_ms, and the lobby stops listing it at once.
+    conn.request("leave_room", { room_id: r.room_id }).catch(() => {});
+    location.hash = "#/";
+    return;
+  }
   if (!state.room || !confirm("Resign this game?")) return;
   conn.fire("resign", { room_id: state.room.room_id }).catch(showError);
 });
@@ -448,6 +577,19 @@ $("#leave").addEventListener("click", async () => {
   if (r && state.you?.role === "player" && r.status === "playing" && !confirm("Leaving resigns the game. Leave?")) return;
   if (r) conn.request("leave_room", { room_id: r.room_id }).catch(() => {});
   location.hash = "#/";
+});
+
+$("#live-btn").addEventListener("click", () => viewMove(null));
+// Escape returns to the live board; outside the board (whose arrows move between points) and
+// the inputs, the left and right arrows step back and forth through the game.
+document.addEventListener("keydown", (ev) => {
+  const r = state.room;
+  if (!r || $("#game").hidden || ev.target.closest?.("#board, input, select, textarea, dialog")) return;
+  const at = state.viewPly ?? r.moves.length;
+  const to = { Escape: null, ArrowLeft: at - 1, ArrowRight: at + 1 }[ev.key];
+  if (to === undefined || (ev.key === "Escape" && state.viewPly === null)) return;
+  ev.preventDefault();
+  viewMove(to);
 });
 
 $("#copy-link").addEventListener("click", () => {
@@ -470,6 +612,8 @@ function applyEvent(msg) {
   if (msg.type === "move") {
     r.moves.push([msg.x, msg.y]);
     state.sending = null;
+    state.preview = null;
+    noteBotMove(msg);
     r.turn = msg.turn;
     r.status = "playing";
     state.analysis = null;
@@ -498,13 +642,17 @@ conn.addEventListener("message", (ev) => {
     case "room_joined": {
       const want = route();
       if (want.kind === "lobby" || want.roomId !== msg.room.room_id) {
-        // A seat pushed after a reconnect: go there if we are not looking at another game.
-        if (want.kind !== "lobby") break;
+        // A seat pushed after a reconnect: go there if we are in the lobby and the game is not
+        // over (a finished game stays reachable by its link and the lobby's lists).
+        if (want.kind !== "lobby" || msg.room.status === "finished") break;
         location.hash = `#/room/${msg.room.room_id}`;
       }
       if (state.room?.room_id !== msg.room.room_id) {
         state.lastAnalysis = null;
         state.evals = new Map();
+        state.viewPly = null;
+        state.wasMyTurn = false;
+        state.wasStatus = null;
       }
       state.room = { ...msg.room, line: msg.room.line || [] };
       state.you = msg.you;
@@ -540,6 +688,7 @@ conn.addEventListener("message", (ev) => {
       break;
     case "bot_thinking":
       if (state.room && msg.room_id === state.room.room_id) {
+        msg.ply = state.room.moves.length;
         state.analysis = msg;
         state.lastAnalysis = msg;
         state.evals.set(state.room.moves.length + 1, scoreFromX(msg));
@@ -577,6 +726,8 @@ $("#replay-btn").addEventListener("click", () => {
   if (state.room) location.hash = `#/replay/${state.room.room_id}`;
 });
 initReplay();
+initGames();
+initAlerts($("#sound-toggle"));
 
 // For debugging from the console and for the end-to-end tests (which drop the connection).
 // `play` is what a click on a cell does, callable on any cell (the tests use it to send an

@@ -1,6 +1,7 @@
 // Draws the board as a grid of buttons (one per cell, each with a label for screen readers),
 // with coordinates on the edges, the last move, the winning line, a move being sent, and a bot's
-// principal variation drawn faintly with move numbers.
+// principal variation drawn faintly with move numbers, and a previewed stone (a first tap on a
+// touch screen, which a second tap plays).
 //
 // Keyboard: the board is one Tab stop (a roving tabindex, as the WAI-ARIA grid pattern asks);
 // the arrow keys, Home and End move between cells, Enter or Space plays. Cells that cannot be
@@ -19,7 +20,7 @@ export function cellName(x, y) {
   return `${columnName(x)}${y + 1}`;
 }
 
-export function renderBoard(el, room, { last, line, pv, clickable, onMove, pending = null, navigable = true }) {
+export function renderBoard(el, room, { last, line, pv, clickable, onMove, pending = null, preview = null, navigable = true }) {
   const { width, height } = room;
   const stones = new Map();
   room.moves.forEach(([x, y], i) => stones.set(`${x},${y}`, i % 2 === 0 ? "x" : "o"));
@@ -68,9 +69,11 @@ export function renderBoard(el, room, { last, line, pv, clickable, onMove, pendi
       b.dataset.y = y;
       const p = pvAt.get(key);
       const sending = pending && pending[0] === x && pending[1] === y && !stone;
-      let desc = stone ? stone.toUpperCase() : sending ? `sending ${toMove.toUpperCase()}` : "empty";
+      const previewed = !stone && !sending && preview && preview[0] === x && preview[1] === y;
+      let desc = stone ? stone.toUpperCase() : sending ? `sending ${toMove.toUpperCase()}` : previewed ? `preview ${toMove.toUpperCase()}, tap again to play` : "empty";
       if (stone) b.classList.add(`has-${stone}`);
       if (sending) b.classList.add("pending", `pending-${toMove}`);
+      if (previewed) b.classList.add("preview", `pending-${toMove}`);
       if (last && last[0] === x && last[1] === y) {
         b.classList.add("last");
         desc += ", last move";
@@ -88,7 +91,7 @@ export function renderBoard(el, room, { last, line, pv, clickable, onMove, pendi
       b.setAttribute("aria-disabled", String(!playable));
       b.tabIndex = navigable && x === fx && y === fy ? 0 : -1;
       if (b.tabIndex === 0) focusTarget = b;
-      if (playable) b.addEventListener("click", () => onMove(x, y));
+      if (playable) b.addEventListener("click", (ev) => onMove(x, y, ev));
       row.append(b);
     }
     frag.append(row);

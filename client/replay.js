@@ -2,7 +2,8 @@
 // move by move (first / previous / next / last, a slider, the move list, arrow keys), with
 // download links for the .psq record and the JSON. Reads only the HTTP API: no WebSocket needed.
 
-import { renderBoard, cellName } from "./board.js";
+import { renderBoard } from "./board.js";
+import { renderMoveList } from "./movelist.js";
 import { seatText } from "./seats.js";
 
 const $ = (sel) => document.querySelector(sel);
@@ -44,19 +45,6 @@ export async function openReplay(id, onMissing) {
   $("#rp-json").href = `/api/games/${g.id}.json`;
   const slider = $("#rp-slider");
   slider.max = String(g.moves.length);
-  const ol = $("#rp-moves");
-  ol.replaceChildren(
-    ...g.moves.map((m, i) => {
-      const li = document.createElement("li");
-      const b = document.createElement("button");
-      b.type = "button";
-      b.className = "rp-move";
-      b.textContent = `${i % 2 === 0 ? "X" : "O"} ${cellName(m.x, m.y)}`;
-      b.addEventListener("click", () => go(i + 1));
-      li.append(b);
-      return li;
-    }),
-  );
   render();
 }
 
@@ -104,10 +92,7 @@ function render() {
   });
   $("#rp-slider").value = String(rp.ply);
   $("#rp-pos").textContent = `Move ${rp.ply} / ${g.moves.length}`;
-  document.querySelectorAll("#rp-moves .rp-move").forEach((b, i) => {
-    b.classList.toggle("current", i === rp.ply - 1);
-    b.setAttribute("aria-current", i === rp.ply - 1 ? "step" : "false");
-  });
+  renderMoveList($("#rp-moves"), g.moves.map((m) => [m.x, m.y]), { current: rp.ply, live: false, onPick: go });
 }
 
 export function initReplay() {

@@ -27,6 +27,7 @@ pub mod lobby;
 pub mod metrics;
 pub mod names;
 pub mod outside;
+pub mod pairing;
 pub mod peers;
 pub mod protocol;
 pub mod room;
@@ -58,6 +59,8 @@ pub struct Server {
     pub config: Config,
     /// Rooms and sessions.
     pub lobby: Arc<Lobby>,
+    /// Open seeks (quick pairing).
+    pub pairing: Arc<pairing::Pairing>,
     /// Bot levels and the search scheduler.
     pub bots: Arc<BotPool>,
     /// Game records.
@@ -124,12 +127,18 @@ impl Server {
             })
             .with_player_caps((&config.limits).into()),
         );
+        let pairing = Arc::new(pairing::Pairing::new(
+            lobby.clone(),
+            tracker.clone(),
+            shutdown.clone(),
+        ));
         Arc::new(Server {
             connection_permits: Arc::new(Semaphore::new(config.limits.max_connections)),
             peers: peers::Peers::new(&config.limits),
             connections: DashMap::new(),
             config,
             lobby,
+            pairing,
             bots,
             store,
             metrics,

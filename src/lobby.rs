@@ -127,7 +127,7 @@ impl Rooms {
 }
 
 impl room::Registry for Rooms {
-    fn rematch(
+    fn open_held(
         &self,
         ctx: &Arc<RoomContext>,
         by: &Arc<str>,
@@ -141,7 +141,7 @@ impl room::Registry for Rooms {
         }
         let id = new_room_id();
         self.claim(id.clone(), by, params.matchup())?;
-        Ok(room::spawn_rematch(ctx, id, params, |handle, summary| {
+        Ok(room::spawn_held(ctx, id, params, |handle, summary| {
             self.map
                 .insert(handle.id.clone(), RoomEntry { handle, summary });
         }))
@@ -386,6 +386,17 @@ impl Lobby {
             re,
             self.register(),
         ))
+    }
+    /// Opens a room whose seats are held for their players or bots (a pairing), counted as
+    /// created by `by`, under the same limits as [`Lobby::open_room`].
+    pub fn open_held(&self, by: &Arc<str>, params: RoomParams) -> Result<RoomHandle, ProtoError> {
+        room::Registry::open_held(&*self.rooms, &self.rooms_ctx, by, params)
+    }
+    /// Sends `bytes` to every lobby watcher.
+    pub fn tell_watchers(&self, bytes: &tokio_tungstenite::tungstenite::Utf8Bytes) {
+        for w in self.watchers.iter() {
+            w.value().send(bytes.clone());
+        }
     }
     /// Re-opens the room of an unfinished stored game after a restart (see [`room::restore`]).
     pub fn restore_room(&self, record: &GameRecord) -> Result<Arc<str>, caro_engine::RulesError> {

@@ -216,6 +216,41 @@ pub enum ClientMsg {
         /// The last event the client has.
         since_seq: u64,
     },
+    /// Looks for an opponent: paired with the first other seeker of the same game, board, rule
+    /// and casualness (or, after `bot_after_ms`, with the bot `bot`).
+    Seek {
+        /// `"caro"` or `"tictactoe"`.
+        game: String,
+        /// Board width (Caro; default 15).
+        #[serde(default)]
+        width: Option<i64>,
+        /// Board height (Caro; default = width).
+        #[serde(default)]
+        height: Option<i64>,
+        /// Caro rule (default freestyle).
+        #[serde(default)]
+        rule: Option<String>,
+        /// A casual game.
+        #[serde(default)]
+        casual: bool,
+        /// A bot level to play if nobody comes.
+        #[serde(default)]
+        bot: Option<String>,
+        /// How long to wait for a person before `bot` (default 15000).
+        #[serde(default)]
+        bot_after_ms: Option<u64>,
+        /// The time control, as in `create_room` (absent: none); seeks match only with the
+        /// same one.
+        #[serde(default)]
+        time_control: Option<Value>,
+    },
+    /// Stops seeking.
+    CancelSeek {},
+    /// Plays the seeker of an open seek (from the lobby's list).
+    AcceptSeek {
+        /// Which.
+        seek_id: String,
+    },
     /// Offers the opponent a draw, or asks to take back one's last move.
     Offer {
         /// Where.
@@ -363,6 +398,10 @@ pub enum ErrorCode {
     NoTakeback,
     /// A rematch is offered once the game is over.
     GameNotOver,
+    /// Invalid `seek` parameters.
+    BadSeek,
+    /// No open seek with that id (taken, cancelled, or your own).
+    NoSuchSeek,
 }
 
 impl ErrorCode {
@@ -397,6 +436,8 @@ impl ErrorCode {
             ErrorCode::NoOffer => "no_offer",
             ErrorCode::NoTakeback => "no_takeback",
             ErrorCode::GameNotOver => "game_not_over",
+            ErrorCode::BadSeek => "bad_seek",
+            ErrorCode::NoSuchSeek => "no_such_seek",
         }
     }
 }
@@ -476,6 +517,29 @@ pub enum OfferEnd {
     /// It no longer applies: its maker moved again (a draw), a move was played (a takeback),
     /// the game ended (a draw or a takeback), or a player left (a rematch).
     Lapsed,
+}
+
+/// An open seek, as lobby watchers see it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SeekInfo {
+    /// Id, for `accept_seek`.
+    pub seek_id: String,
+    /// The seeker's name.
+    pub name: Arc<str>,
+    /// `"caro"` / `"tictactoe"`.
+    pub game: &'static str,
+    /// Columns.
+    pub width: u8,
+    /// Rows.
+    pub height: u8,
+    /// Caro rule, null for tic-tac-toe.
+    pub rule: Option<&'static str>,
+    /// A casual game (absent when not).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub casual: bool,
+    /// The time control (absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<TimeControl>,
 }
 
 /// A room's two chat channels.
@@ -887,6 +951,25 @@ pub enum ServerMsg {
         /// Both clocks after the takeback (the side to move's running); absent without a clock.
         #[serde(skip_serializing_if = "Option::is_none")]
         clock: Option<ClockState>,
+    },
+    /// Reply to `seek`: waiting for an opponent.
+    Seeking {
+        /// The seek's id.
+        seek_id: String,
+    },
+    /// Reply to `cancel_seek`.
+    SeekCancelled {},
+    /// A seek was paired: a room is open with this seat held for you; join it (`join_room`).
+    Paired {
+        /// The room.
+        room_id: String,
+        /// Your seat.
+        seat: Seat,
+    },
+    /// To lobby watchers: the open seeks, whenever they change.
+    Seeks {
+        /// Oldest first.
+        seeks: Vec<SeekInfo>,
     },
     /// A rematch was agreed: its room is open, with a seat held for each player (colours
     /// swapped). Clients join it (`join_room`); spectators may follow.

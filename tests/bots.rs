@@ -146,8 +146,9 @@ async fn a_search_is_cancelled_when_its_game_ends() {
     server.stop().await;
 }
 
-/// The bot_thinking messages between two moves of a bot-against-bot Caro game, per move.
-async fn thinking_per_move(search: &str) -> Vec<usize> {
+/// The depths of the bot_thinking messages between two moves of a bot-against-bot Caro game,
+/// per move.
+async fn thinking_per_move(search: &str) -> Vec<Vec<u64>> {
     let server = start(config_with("", "", "", search)).await;
     let (mut a, _) = server.hello("a").await;
     create(
@@ -156,29 +157,92 @@ async fn thinking_per_move(search: &str) -> Vec<usize> {
             "x": {"bot": "strong"}, "o": {"bot": "strong"}}),
     )
     .await;
-    let mut counts = vec![0];
-    while counts.len() <= 6 {
+    let mut depths = vec![vec![]];
+    while depths.len() <= 6 {
         let v = a.recv_skip(&["room_update"]).await;
         match v["type"].as_str().unwrap() {
-            "bot_thinking" => *counts.last_mut().unwrap() += 1,
-            "move" => counts.push(0),
+            "bot_thinking" => depths
+                .last_mut()
+                .unwrap()
+                .push(v["depth"].as_u64().unwrap()),
+            "move" => depths.push(vec![]),
             _ => break,
         }
     }
-    counts.pop();
+    depths.pop();
     server.stop().await;
-    counts
+    depths
 }
 
-/// `search.thinking_interval_ms` throttles progress: with a long interval a search reports at
-/// most once (its first completed depth), without one it reports every depth.
+/// `search.thinking_interval_ms` throttles progress: with a long interval a search reports its
+/// first completed depth and then, held back until the search ends, its last (so at most two,
+/// the second deeper); without one it reports every depth.
 #[tokio::test]
 async fn bot_thinking_is_throttled_per_search() {
     let throttled = thinking_per_move("thinking_interval_ms = 60000").await;
-    assert!(throttled.iter().all(|&n| n <= 1), "{throttled:?}");
-    assert!(throttled.contains(&1), "{throttled:?}");
+    assert!(
+        throttled
+            .iter()
+            .all(|d| d.len() <= 2 && d.windows(2).all(|w| w[0] < w[1])),
+        "{throttled:?}"
+    );
+    assert!(throttled.iter().any(|d| d.len() == 2), "{throttled:?}");
     let free = thinking_per_move("thinking_interval_ms = 0").await;
-    assert!(free.iter().any(|&n| n > 1), "{free:?}");
+    assert!(free.iter().any(|d| d.len() > 2), "{free:?}");
+}
+
+/// Regression: a shallow level finishes every depth inside one thinking interval, so only its
+/// first report (depth 1) went out and the analysis panel of `beginner`, `casual` and `club`
+/// always read "Depth 1", with a line that was not the move's. The last finished depth is now
+/// always reported, before the move.
+#[tokio::test]
+async fn a_shallow_level_reports_the_depth_its_move_came_from() {
+    let server = start(config_with_bots(
+        "thinking_interval_ms = 60000",
+        r#"
+[bots.shallow]
+description = "Three plies"
+games = ["caro"]
+max_depth = 3
+time_ms = 10000
+"#,
+    ))
+    .await;
+    let (mut a, _) = server.hello("a").await;
+    let (_, room) = create(
+        &mut a,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "shallow"}}),
+    )
+    .await;
+    for (x, y) in [(7, 7), (3, 11)] {
+        a.send(json!({"type": "move", "room_id": room, "x": x, "y": y}))
+            .await;
+        assert_eq!(a.event().await["seat"], "x");
+        let mut reports = vec![];
+        let bot_move = loop {
+            let v = a.recv_skip(&["room_update"]).await;
+            match v["type"].as_str().unwrap() {
+                "bot_thinking" => reports.push(v),
+                "move" => break v,
+                other => panic!("unexpected {other}: {v}"),
+            }
+        };
+        let depths: Vec<_> = reports
+            .iter()
+            .map(|r| r["depth"].as_u64().unwrap())
+            .collect();
+        assert_eq!(depths, [1, 3], "{reports:?}");
+        let last = reports.last().unwrap();
+        assert_eq!(last["seat"], "o");
+        assert!(last["nodes"].as_u64().unwrap() > 0, "{last}");
+        // No blunder rate: the move is the first of the line reported.
+        assert_eq!(
+            last["pv"][0],
+            json!([bot_move["x"], bot_move["y"]]),
+            "{last}"
+        );
+    }
+    server.stop().await;
 }
 
 /// Opens `n` 9x9 games of `level` against itself, watched by `c`.

@@ -29,36 +29,10 @@ fn line(room: &str, channel: &str, from: &str, seat: Option<&str>, text: &str) -
     v
 }
 
-/// alice (X) and bob (O) playing in a new room, carol watching; every setup message read.
-async fn room_with_a_spectator(server: &TestServer) -> (Client, Client, Client, String) {
-    let (mut alice, _) = server.hello("alice").await;
-    let (mut bob, _) = server.hello("bob").await;
-    let (mut carol, _) = server.hello("carol").await;
-    let (_, room) = create(
-        &mut alice,
-        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
-    )
-    .await;
-    bob.send(json!({"type": "join_room", "room_id": room}))
-        .await;
-    assert_eq!(bob.recv().await["type"], "room_joined");
-    carol
-        .send(json!({"type": "join_room", "room_id": room, "as": "spectator"}))
-        .await;
-    assert_eq!(carol.recv().await["type"], "room_joined");
-    // Seat and crowd updates, in whatever number the room coalesced them into.
-    for c in [&mut alice, &mut bob, &mut carol] {
-        c.send(json!({"type": "ping", "id": "sync"})).await;
-        let pong = c.recv_skip(&["room_update"]).await;
-        assert_eq!(pong, json!({"type": "pong", "re": "sync"}));
-    }
-    (alice, bob, carol, room)
-}
-
 #[tokio::test]
 async fn the_players_chat_reaches_everyone_and_the_spectators_chat_stays_out_of_the_game() {
     let server = start(config()).await;
-    let (mut alice, mut bob, mut carol, room) = room_with_a_spectator(&server).await;
+    let (mut alice, mut bob, mut carol, room) = two_players_and_a_spectator(&server).await;
 
     // A player's line, cleaned (trimmed, the line break a space), to the whole room.
     alice

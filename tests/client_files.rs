@@ -37,6 +37,40 @@ async fn the_page_and_its_modules_are_served() {
     server.stop().await;
 }
 
+/// Browsers ask for `/favicon.ico` whatever the page links: it was a 404 in every log. The page
+/// links the SVG; the ICO is there for the browsers (and bookmarks) that ask for it.
+#[tokio::test]
+async fn the_favicon_is_served_as_ico_and_svg() {
+    let server = common::start(common::config()).await;
+    // The shared helper reads text; an icon is bytes.
+    let (head, body) = {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        s.write_all(b"GET /favicon.ico HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut buf = Vec::new();
+        tokio::time::timeout(std::time::Duration::from_secs(10), s.read_to_end(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        (
+            String::from_utf8(buf[..end].to_vec()).unwrap(),
+            buf[end + 4..].to_vec(),
+        )
+    };
+    assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+    assert!(head.contains("Content-Type: image/x-icon"), "{head}");
+    assert_eq!(body, include_bytes!("../client/favicon.ico"));
+    let (head, body) = server.get_raw("/favicon.svg").await;
+    assert!(head.contains("Content-Type: image/svg+xml"), "{head}");
+    assert!(body.starts_with("<svg"), "{body}");
+    let (_, page) = server.get_raw("/").await;
+    assert!(page.contains(r#"<link rel="icon" href="favicon.svg""#));
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn paths_outside_the_client_are_not_served() {
     let server = common::start(common::config()).await;

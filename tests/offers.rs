@@ -11,30 +11,6 @@ use caro_arena::store::Store;
 use common::*;
 use serde_json::{json, Value};
 
-/// alice (X) and bob (O) playing, carol watching; every setup message read.
-async fn game(server: &TestServer) -> (Client, Client, Client, String, Value) {
-    let (mut alice, wa) = server.hello("alice").await;
-    let (mut bob, _) = server.hello("bob").await;
-    let (mut carol, _) = server.hello("carol").await;
-    let (_, room) = create(
-        &mut alice,
-        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
-    )
-    .await;
-    bob.send(json!({"type": "join_room", "room_id": room}))
-        .await;
-    assert_eq!(bob.recv().await["type"], "room_joined");
-    carol
-        .send(json!({"type": "join_room", "room_id": room, "as": "spectator"}))
-        .await;
-    assert_eq!(carol.recv().await["type"], "room_joined");
-    for c in [&mut alice, &mut bob, &mut carol] {
-        c.send(json!({"type": "ping", "id": "sync"})).await;
-        assert_eq!(c.event().await, json!({"type": "pong", "re": "sync"}));
-    }
-    (alice, bob, carol, room, wa["token"].clone())
-}
-
 /// `c` plays (x, y); everyone in `all` gets the move (the mover with `re` "m").
 async fn play(all: &mut [&mut Client], mover: usize, room: &str, x: u8, y: u8) -> u64 {
     all[mover]
@@ -78,7 +54,7 @@ fn ended(room: &str, kind: &str, by: &str, outcome: &str) -> Value {
 #[tokio::test]
 async fn a_draw_offer_is_declined_lapses_when_its_maker_moves_again_and_is_agreed() {
     let server = start(config()).await;
-    let (mut alice, mut bob, mut carol, room, _) = game(&server).await;
+    let (mut alice, mut bob, mut carol, room) = two_players_and_a_spectator(&server).await;
 
     // A spectator cannot offer; nobody can answer an offer that was not made.
     carol
@@ -169,7 +145,7 @@ async fn a_draw_offer_is_declined_lapses_when_its_maker_moves_again_and_is_agree
 #[tokio::test]
 async fn a_takeback_by_agreement_is_a_recorded_event_and_one_lapses_with_a_move() {
     let server = start(config()).await;
-    let (mut alice, mut bob, mut carol, room, _) = game(&server).await;
+    let (mut alice, mut bob, mut carol, room) = two_players_and_a_spectator(&server).await;
     let mut all = [&mut alice, &mut bob, &mut carol];
     // Nothing of O's to take back yet.
     play(&mut all, 0, &room, 7, 7).await;
@@ -338,7 +314,7 @@ async fn a_bot_grants_a_takeback_in_a_casual_game_only_and_it_survives_a_restart
 #[tokio::test]
 async fn an_agreed_rematch_opens_a_room_with_the_colours_swapped_for_players_and_spectators() {
     let server = start(config()).await;
-    let (mut alice, mut bob, mut carol, room, _) = game(&server).await;
+    let (mut alice, mut bob, mut carol, room) = two_players_and_a_spectator(&server).await;
     let mut all = [&mut alice, &mut bob, &mut carol];
     all[1]
         .ask(

@@ -62,18 +62,18 @@ test("a game against a bot is played to its end", async () => {
     });
     const text = await page.textContent("#turn");
     if (/ wins|Draw/.test(text)) break;
-    const before = await page.$$eval("#move-list li", (lis) => lis.length);
+    const before = await page.$$eval("#move-list .mv", (bs) => bs.length);
     if (before > 0) {
       // The bot's answer is marked as the last move, and only it.
-      const lastMove = await page.$eval("#move-list li:last-child", (li) => li.textContent);
+      const lastMove = await page.$$eval("#move-list .mv", (bs) => bs[bs.length - 1].textContent);
       const marked = await page.$$eval("#board .cell.last", (cs) => cs.map((c) => c.getAttribute("aria-label")));
       assert.equal(marked.length, 1);
-      assert.ok(marked[0].startsWith(`${lastMove.split(" ")[1]}, O`), `${marked[0]} vs ${lastMove}`);
+      assert.ok(marked[0].startsWith(`${lastMove}, O`), `${marked[0]} vs ${lastMove}`);
     }
     await page.click('#board button.cell[aria-disabled="false"]');
     // Our move is announced before the next turn is considered: a stale "Your move" must not
     // send a second click into a board the bot may already have won.
-    await page.waitForFunction((n) => document.querySelectorAll("#move-list li").length > n, before);
+    await page.waitForFunction((n) => document.querySelectorAll("#move-list .mv").length > n, before);
   }
   const text = await page.textContent("#turn");
   assert.match(text, /^(X|O) wins by five in a row|^Draw/);
@@ -83,7 +83,7 @@ test("a game against a bot is played to its end", async () => {
   else assert.ok(win >= 5, `${win} cells in the winning line`);
   // Nothing can be played any more.
   assert.equal((await page.$$('#board .cell[aria-disabled="false"]')).length, 0);
-  const moves = await page.$$eval("#move-list li", (lis) => lis.length);
+  const moves = await page.$$eval("#move-list .mv", (bs) => bs.length);
   const stones = await page.$$eval("#board .cell.has-x, #board .cell.has-o", (cells) => cells.length);
   assert.equal(moves, stones);
   await context.close();
@@ -130,7 +130,7 @@ test("two players play each other while a third watches the same moves", async (
     assert.equal((await p.$$("#board .cell.win")).length, 5);
   }
   // The spectator saw the moves in the order they were played.
-  const seen = await c.page.$$eval("#move-list li", (lis) => lis.map((li) => li.textContent));
+  const seen = await c.page.$$eval("#move-list .mv", (bs) => bs.map((b) => `${b.dataset.side.toUpperCase()} ${b.textContent}`));
   assert.deepEqual(seen, ["X f8", "O f10", "X g8", "O g10", "X h8", "O h10", "X i8", "O i10", "X j8"]);
   assert.match(await c.page.textContent("#spectators"), /1 watching/);
   for (const p of [a, b, c]) await p.context.close();
@@ -227,7 +227,7 @@ test("illegal moves are refused with readable errors and change nothing", async 
   assert.equal(await toastAfter(b.page, 7, 7), "h8 is already taken: pick an empty point.");
   // Nothing changed: one stone, still O to move, and O's board is unlocked again.
   for (const p of [a.page, b.page]) {
-    assert.equal(await p.$$eval("#move-list li", (lis) => lis.length), 1);
+    assert.equal(await p.$$eval("#move-list .mv", (bs) => bs.length), 1);
     assert.equal(await stoneAt(p, 3, 3), null);
   }
   await b.page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
@@ -282,9 +282,9 @@ test("tic-tac-toe against a bot is played to its end", async () => {
   for (let i = 0; i < 5; i++) {
     await page.waitForFunction(() => /Your move| wins|Draw/.test(document.querySelector("#turn").textContent));
     if (/ wins|Draw/.test(await page.textContent("#turn"))) break;
-    const before = await page.$$eval("#move-list li", (lis) => lis.length);
+    const before = await page.$$eval("#move-list .mv", (bs) => bs.length);
     await page.click('#board button.cell[aria-disabled="false"]');
-    await page.waitForFunction((n) => document.querySelectorAll("#move-list li").length > n, before);
+    await page.waitForFunction((n) => document.querySelectorAll("#move-list .mv").length > n, before);
   }
   await page.waitForFunction(() => / wins|Draw/.test(document.querySelector("#turn").textContent));
   // Playing the first free cell every time loses or draws against the bot: never a win for X.
@@ -302,7 +302,7 @@ test("the lobby lists games and a bot's analysis is shown live", async () => {
   // Wait for a few moves and a deep enough iteration, so the picture shows a real line.
   await b.page.waitForFunction(
     () =>
-      document.querySelectorAll("#move-list li").length >= 6 &&
+      document.querySelectorAll("#move-list .mv").length >= 6 &&
       !document.querySelector("#analysis").classList.contains("idle") &&
       Number(document.querySelector("#an-depth").textContent) >= 5,
     null,
@@ -312,7 +312,7 @@ test("the lobby lists games and a bot's analysis is shown live", async () => {
   assert.ok((await b.page.textContent("#an-pv")).trim().length > 0);
   // The line is drawn faintly on the board, numbered, and the score bar is set.
   await b.page.waitForSelector("#board .cell.pv[data-pv='1']");
-  assert.match(await b.page.textContent("#an-state"), /^(X|O) is thinking$/);
+  assert.match(await b.page.textContent("#an-state"), /^(X|O) \(deep\) is thinking$/);
   // The graph has a point for every bot move searched so far.
   await b.page.waitForSelector("#evalgraph:not([hidden])");
   const points = await b.page.$eval("#evalgraph-line", (l) => l.getAttribute("points").split(" ").length);

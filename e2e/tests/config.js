@@ -1,4 +1,5 @@
-// The server config the browser tests run with: quick bots, a short reconnection grace.
+// The server config the browser tests run with: quick bots (one that always blunders), a short
+// reconnection grace.
 export const testConfig = `
 [server]
 log = "warn"
@@ -19,6 +20,14 @@ style = "full"
 max_depth = 4
 time_ms = 60
 blunder = 0.0
+
+[bots.sloppy]
+description = "Always picks a weaker move than its search found, to test the analysis panel"
+games = ["caro"]
+style = "full"
+max_depth = 2
+time_ms = 200
+blunder = 1.0
 
 [bots.deep]
 description = "A slow full search, to watch its analysis"

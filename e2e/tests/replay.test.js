@@ -79,7 +79,7 @@ test("a finished game replays step by step and downloads as .psq and JSON", asyn
   await p.keyboard.press("ArrowLeft");
   assert.equal(await p.textContent("#rp-pos"), "Move 1 / 9");
   // Jump with the move list: the 5th move is X at (2,0), marked as the last move.
-  await p.click("#rp-moves li:nth-child(5) button");
+  await p.click('#rp-moves .mv[data-ply="5"]');
   assert.equal(await p.textContent("#rp-pos"), "Move 5 / 9");
   assert.deepEqual(await stonesOn(p, "#rp-board"), ["O0,1", "O1,1", "X0,0", "X1,0", "X2,0"]);
   assert.ok(await p.$eval(cell("#rp-board", 2, 0), (b) => b.classList.contains("last")));

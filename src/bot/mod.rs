@@ -383,11 +383,11 @@ impl BotPool {
                 let _permit = permit;
                 let _active = Active::new(metrics);
                 let mut last: Option<std::time::Instant> = None;
+                // The latest report the throttle held back: sent once the search is over, so
+                // the panel ends on the depth the move came from (a shallow level finishes
+                // every depth inside one interval and would otherwise only show depth 1).
+                let mut held: Option<Thinking> = None;
                 let mut report = |info: &SearchInfo| {
-                    if last.is_some_and(|t| t.elapsed() < interval) {
-                        return;
-                    }
-                    last = Some(std::time::Instant::now());
                     let info = Thinking {
                         depth: info.depth,
                         score: info.score.get(),
@@ -395,17 +395,27 @@ impl BotPool {
                         nps: info.nps,
                         pv: info.pv.clone(),
                     };
+                    if last.is_some_and(|t| t.elapsed() < interval) {
+                        held = Some(info);
+                        return;
+                    }
+                    last = Some(std::time::Instant::now());
+                    held = None;
                     // Progress is best effort: a busy room skips some.
                     let _ = progress.try_send(BotEvent::Thinking { gen, info });
                 };
-                think(level, seed, &board, &stop, &mut report)
+                let best = think(level, seed, &board, &stop, &mut report);
+                (best, held)
             });
             // A search that panicked (or a pool shut down under it) answers nothing: the room
             // falls back to a legal move.
-            let best = search.await.unwrap_or_else(|e| {
+            let (best, held) = search.await.unwrap_or_else(|e| {
                 tracing::error!("bot search failed: {e}");
-                None
+                (None, None)
             });
+            if let Some(info) = held {
+                let _ = events.send(BotEvent::Thinking { gen, info }).await;
+            }
             if !wait_min_move(started + min_move, &cancel).await {
                 return;
             }

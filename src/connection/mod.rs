@@ -28,8 +28,10 @@ use crate::client::{
     READER,
 };
 use crate::lobby::Session;
+use crate::pairing::{Fallback, SeekTerms};
 use crate::protocol::{
-    encode, encode_error, parse, ClientMsg, ErrorCode, ProtoError, ServerMsg, PROTOCOL_VERSION,
+    encode, encode_error, parse, ClientMsg, ErrorCode, ProtoError, SeatSpec, ServerMsg,
+    PROTOCOL_VERSION,
 };
 use crate::room::{RoomCmd, RoomHandle, SeatKind, Who};
 use crate::Server;
@@ -359,7 +361,11 @@ impl Conn {
                 self.server.lobby.watch(self.client.clone());
                 let page = self.server.config.limits.room_list_page;
                 let (rooms, next) = self.server.lobby.summaries_page(None, page);
-                reply(ServerMsg::RoomList { rooms, next })
+                reply(ServerMsg::RoomList { rooms, next });
+                if !self.server.pairing.is_empty() {
+                    let seeks = self.server.pairing.list();
+                    self.client.send(encode(&ServerMsg::Seeks { seeks }, None));
+                }
             }
             ClientMsg::UnwatchLobby {} => {
                 self.server.lobby.unwatch(self.client.conn_id);
@@ -435,6 +441,59 @@ impl Conn {
                 let re = re.cloned();
                 self.send_to_room(&room_id, RoomCmd::Sync { who, since_seq, re })
                     .await?;
+            }
+            ClientMsg::Seek {
+                game,
+                width,
+                height,
+                rule,
+                casual,
+                bot,
+                bot_after_ms,
+                time_control,
+            } => {
+                // The same checks as a room against that bot (or an open seat).
+                let other = match &bot {
+                    Some(level) => SeatSpec::Bot { bot: level.clone() },
+                    None => SeatSpec::Word("open".into()),
+                };
+                let me = SeatSpec::Word("me".into());
+                let params = self.server.lobby.check_params(
+                    &game,
+                    width,
+                    height,
+                    rule.as_deref(),
+                    &me,
+                    &other,
+                    time_control.as_ref(),
+                )?;
+                let after = bot_after_ms.unwrap_or(15_000);
+                if after > 600_000 {
+                    return Err(ProtoError::new(
+                        ErrorCode::BadSeek,
+                        "bot_after_ms must be at most 600000",
+                    ));
+                }
+                let fallback = bot.map(|level| Fallback {
+                    level,
+                    after: Duration::from_millis(after),
+                });
+                let terms = SeekTerms {
+                    rules: params.rules,
+                    casual,
+                    time_control: params.time_control,
+                };
+                self.server
+                    .pairing
+                    .seek(self.who(&session), terms, fallback, re)?;
+            }
+            ClientMsg::CancelSeek {} => {
+                self.server.pairing.cancel(&session.player_id);
+                reply(ServerMsg::SeekCancelled {});
+            }
+            ClientMsg::AcceptSeek { seek_id } => {
+                let who = self.who(&session);
+                self.server.pairing.accept(who, &seek_id, re)?;
             }
             ClientMsg::Offer { room_id, kind } => {
                 let who = self.who(&session);
@@ -552,6 +611,7 @@ impl Conn {
 
     async fn cleanup(&mut self) {
         self.server.lobby.unwatch(self.client.conn_id);
+        self.server.pairing.forget(self.client.conn_id);
         if let Some(session) = &self.session {
             session.detach(self.client.conn_id);
             for (_, handle) in self.rooms.drain() {

@@ -264,13 +264,9 @@ impl Room {
         (room, summary)
     }
 
-    /// The room of a rematch: seats held for its players (as if they had just disconnected: they
-    /// come back by joining), or bots; the game starts at once.
-    pub(super) fn rematch(
-        ctx: Arc<RoomContext>,
-        id: Arc<str>,
-        params: RoomParams,
-    ) -> (Room, Summary) {
+    /// A room with seats held for its players (as if they had just disconnected: they come
+    /// back by joining), or bots (a rematch, a pairing); the game starts at once.
+    pub(super) fn held(ctx: Arc<RoomContext>, id: Arc<str>, params: RoomParams) -> (Room, Summary) {
         let occupants = [0, 1].map(|i| occupant(&ctx, &params.seats[i], None));
         let (mut room, summary) =
             Room::blank(ctx, id, params.rules, occupants, params.time_control);

@@ -96,9 +96,10 @@ pub struct RoomSettings {
 
 /// Where a room reports its life: the lobby, for a local room.
 pub trait Registry: Send + Sync {
-    /// Opens a room for a rematch (its seats [`SeatKind::Reserved`] or bots), counted as created
-    /// by player `by`, with `ctx` (the asking room's own); registered before it starts.
-    fn rematch(
+    /// Opens a room whose seats are held for their players ([`SeatKind::Reserved`]) or bots (a
+    /// rematch, a pairing), counted as created by player `by`, with `ctx`; registered before
+    /// it starts.
+    fn open_held(
         &self,
         ctx: &Arc<RoomContext>,
         by: &Arc<str>,
@@ -150,7 +151,7 @@ pub enum SeatKind {
     Open,
     /// A bot of this level.
     Bot(String),
-    /// Held for this player (a rematch): the seat is theirs when they join.
+    /// Held for this player (a rematch, a pairing): the seat is theirs when they join.
     Reserved {
         /// Public player id.
         player_id: Arc<str>,
@@ -547,22 +548,22 @@ pub fn spawn(
     (handle, seat)
 }
 
-/// Opens the room of a rematch (no creator in it: its players join it themselves, to seats held
-/// for them), registered through `register` before it starts.
-pub fn spawn_rematch(
+/// Opens a room with held seats (a rematch, a pairing: no creator in it; its players join it
+/// themselves, to seats held for them), registered through `register` before it starts.
+pub fn spawn_held(
     ctx: &Arc<RoomContext>,
     id: Arc<str>,
     params: RoomParams,
     register: impl FnOnce(RoomHandle, Summary),
 ) -> RoomHandle {
     let (handle, rx, stop) = RoomHandle::local(id.clone());
-    let (actor, summary) = actor::Room::rematch(ctx.clone(), id.clone(), params);
+    let (actor, summary) = actor::Room::held(ctx.clone(), id.clone(), params);
     register(handle.clone(), summary);
     if ctx.shutdown.is_cancelled() {
         handle.stop();
     }
     ctx.tracker.spawn(actor.run(rx, stop));
-    tracing::info!(room = %id, "rematch room created");
+    tracing::info!(room = %id, "room with held seats created");
     handle
 }
 

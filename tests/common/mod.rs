@@ -353,6 +353,32 @@ pub fn take_countdowns(v: &mut Value) -> [Option<u64>; 2] {
     })
 }
 
+/// alice (X) and bob (O) playing Caro in a new room, carol watching; every setup message read
+/// (the seat and crowd updates, however many the room sent, up to a `pong`).
+pub async fn two_players_and_a_spectator(server: &TestServer) -> (Client, Client, Client, String) {
+    let (mut alice, _) = server.hello("alice").await;
+    let (mut bob, _) = server.hello("bob").await;
+    let (mut carol, _) = server.hello("carol").await;
+    let (_, room) = create(
+        &mut alice,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
+    )
+    .await;
+    bob.send(json!({"type": "join_room", "room_id": room}))
+        .await;
+    assert_eq!(bob.recv().await["type"], "room_joined");
+    carol
+        .send(json!({"type": "join_room", "room_id": room, "as": "spectator"}))
+        .await;
+    assert_eq!(carol.recv().await["type"], "room_joined");
+    for c in [&mut alice, &mut bob, &mut carol] {
+        c.send(json!({"type": "ping", "id": "sync"})).await;
+        let pong = c.recv_skip(&["room_update"]).await;
+        assert_eq!(pong, json!({"type": "pong", "re": "sync"}));
+    }
+    (alice, bob, carol, room)
+}
+
 /// Creates a room and returns (room_joined message, room id).
 pub async fn create(c: &mut Client, msg: Value) -> (Value, String) {
     c.send(msg).await;

@@ -174,7 +174,7 @@ impl Room {
         let handle = self
             .ctx
             .registry
-            .rematch(&self.ctx, &maker.player_id.clone(), params)?;
+            .open_held(&self.ctx, &maker.player_id.clone(), params)?;
         Ok(handle.id)
     }
 

@@ -1,0 +1,293 @@
+//! Quick pairing ("play anyone"): open seeks, matched by game, board, rule and casualness. Two
+//! matching seekers are paired into a new room whose seats are held for them (colours drawn at
+//! random); a seeker may ask for a bot after a delay if nobody comes. Lobby watchers see the
+//! open seeks (`seeks`) whenever they change, and may take one (`accept_seek`).
+//!
+//! A seek belongs to its connection: one per player (a new one replaces the old), gone when the
+//! connection closes, when it is paired, or when cancelled. Rooms are opened through the
+//! lobby, under its limits; the paired players join them like a rematch (`paired`, then
+//! `join_room`).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use caro_engine::Rules;
+use parking_lot::Mutex;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::lobby::Lobby;
+use crate::protocol::{encode, ErrorCode, ProtoError, Seat, SeekInfo, ServerMsg, TimeControl};
+use crate::room::{RoomParams, SeatKind, Who};
+
+/// What a seek asks for: two seeks match when these are equal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeekTerms {
+    /// Game, board and rule.
+    pub rules: Rules,
+    /// A casual game.
+    pub casual: bool,
+    /// The clock: seeks match only with the same time control.
+    pub time_control: TimeControl,
+}
+
+/// A bot to play if nobody comes in time.
+#[derive(Clone, Debug)]
+pub struct Fallback {
+    /// The level.
+    pub level: String,
+    /// How long to wait for a person.
+    pub after: Duration,
+}
+
+struct Seek {
+    id: u64,
+    who: Who,
+    terms: SeekTerms,
+}
+
+/// The open seeks, oldest first, and what pairing opens rooms with.
+pub struct Pairing {
+    seeks: Mutex<Vec<Seek>>,
+    next: AtomicU64,
+    lobby: Arc<Lobby>,
+    /// The bot fallbacks' timers run here, so the shutdown waits for them...
+    tracker: TaskTracker,
+    /// ... and ends them.
+    shutdown: CancellationToken,
+}
+
+fn seek_id(id: u64) -> String {
+    format!("s{id}")
+}
+
+impl Pairing {
+    /// No seeks; rooms open in `lobby`, fallback timers on `tracker` until `shutdown`.
+    pub fn new(lobby: Arc<Lobby>, tracker: TaskTracker, shutdown: CancellationToken) -> Pairing {
+        Pairing {
+            seeks: Mutex::new(Vec::new()),
+            next: AtomicU64::new(0),
+            lobby,
+            tracker,
+            shutdown,
+        }
+    }
+
+    /// The open seeks as lobby watchers see them.
+    pub fn list(&self) -> Vec<SeekInfo> {
+        self.seeks
+            .lock()
+            .iter()
+            .map(|s| {
+                let (rules, kind) = (s.terms.rules, s.terms.rules.kind());
+                SeekInfo {
+                    seek_id: seek_id(s.id),
+                    name: s.who.name.clone(),
+                    game: kind.as_str(),
+                    width: rules.width(),
+                    height: rules.height(),
+                    rule: (kind == caro_engine::GameKind::Caro).then(|| rules.rule().as_str()),
+                    casual: s.terms.casual,
+                    time_control: Some(s.terms.time_control).filter(TimeControl::is_clocked),
+                }
+            })
+            .collect()
+    }
+
+    fn tell_watchers(&self) {
+        let msg = ServerMsg::Seeks { seeks: self.list() };
+        self.lobby.tell_watchers(&encode(&msg, None));
+    }
+
+    /// `who` seeks a game on `terms`: paired at once with the oldest matching seek of another
+    /// player, else waiting (`seeking`), with a bot after `fallback.after` if asked.
+    pub fn seek(
+        self: &Arc<Self>,
+        who: Who,
+        terms: SeekTerms,
+        fallback: Option<Fallback>,
+        re: Option<&Value>,
+    ) -> Result<(), ProtoError> {
+        let other = {
+            let mut seeks = self.seeks.lock();
+            seeks.retain(|s| s.who.player_id != who.player_id);
+            seeks
+                .iter()
+                .position(|s| s.terms == terms)
+                .map(|i| seeks.remove(i))
+        };
+        if let Some(other) = other {
+            let result = self.pair(other, &who, terms, re);
+            self.tell_watchers();
+            return result;
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        self.seeks.lock().push(Seek {
+            id,
+            who: who.clone(),
+            terms,
+        });
+        who.client.send(encode(
+            &ServerMsg::Seeking {
+                seek_id: seek_id(id),
+            },
+            re,
+        ));
+        self.tell_watchers();
+        if let Some(fallback) = fallback {
+            let pairing = self.clone();
+            self.tracker.spawn(async move {
+                tokio::select! {
+                    _ = tokio::time::sleep(fallback.after) => pairing.fall_back(id, &fallback.level),
+                    _ = pairing.shutdown.cancelled() => {}
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// `who` takes the open seek `id` (not its own), if its terms are still open.
+    pub fn accept(&self, who: Who, id: &str, re: Option<&Value>) -> Result<(), ProtoError> {
+        let taken = {
+            let mut seeks = self.seeks.lock();
+            let i = seeks
+                .iter()
+                .position(|s| seek_id(s.id) == id && s.who.player_id != who.player_id)
+                .ok_or_else(|| {
+                    ProtoError::new(ErrorCode::NoSuchSeek, format!("no open seek {id:?}"))
+                })?;
+            let taken = seeks.remove(i);
+            seeks.retain(|s| s.who.player_id != who.player_id);
+            taken
+        };
+        let terms = taken.terms;
+        let result = self.pair(taken, &who, terms, re);
+        self.tell_watchers();
+        result
+    }
+
+    /// Opens the room of `older` and `newer`, colours drawn at random, and tells both. If the
+    /// room cannot be opened, `older`'s seek stays open and `newer` gets the error.
+    fn pair(
+        &self,
+        older: Seek,
+        newer: &Who,
+        terms: SeekTerms,
+        re: Option<&Value>,
+    ) -> Result<(), ProtoError> {
+        let held = |w: &Who| SeatKind::Reserved {
+            player_id: w.player_id.clone(),
+            name: w.name.clone(),
+        };
+        let older_is_x = coin();
+        let seats = if older_is_x {
+            [held(&older.who), held(newer)]
+        } else {
+            [held(newer), held(&older.who)]
+        };
+        let params = RoomParams {
+            rules: terms.rules,
+            seats,
+            casual: terms.casual,
+            time_control: terms.time_control,
+        };
+        let handle = match self.lobby.open_held(&newer.player_id, params) {
+            Ok(h) => h,
+            Err(e) => {
+                self.seeks.lock().insert(0, older);
+                return Err(e);
+            }
+        };
+        let (older_seat, newer_seat) = if older_is_x {
+            (Seat::X, Seat::O)
+        } else {
+            (Seat::O, Seat::X)
+        };
+        let paired = |seat| ServerMsg::Paired {
+            room_id: handle.id.to_string(),
+            seat,
+        };
+        older.who.client.send(encode(&paired(older_seat), None));
+        newer.client.send(encode(&paired(newer_seat), re));
+        Ok(())
+    }
+
+    /// The seek `id` waited long enough: if still open, its seeker plays `level`.
+    fn fall_back(&self, id: u64, level: &str) {
+        let Some(seek) = ({
+            let mut seeks = self.seeks.lock();
+            seeks
+                .iter()
+                .position(|s| s.id == id)
+                .map(|i| seeks.remove(i))
+        }) else {
+            return;
+        };
+        let me = SeatKind::Reserved {
+            player_id: seek.who.player_id.clone(),
+            name: seek.who.name.clone(),
+        };
+        let bot = SeatKind::Bot(level.to_string());
+        let me_x = coin();
+        let params = RoomParams {
+            rules: seek.terms.rules,
+            seats: if me_x { [me, bot] } else { [bot, me] },
+            casual: seek.terms.casual,
+            time_control: seek.terms.time_control,
+        };
+        match self.lobby.open_held(&seek.who.player_id, params) {
+            Ok(handle) => {
+                let msg = ServerMsg::Paired {
+                    room_id: handle.id.to_string(),
+                    seat: if me_x { Seat::X } else { Seat::O },
+                };
+                seek.who.client.send(encode(&msg, None));
+            }
+            Err(e) => {
+                seek.who
+                    .client
+                    .send(crate::protocol::encode_error(&e, None));
+            }
+        }
+        self.tell_watchers();
+    }
+
+    /// Cancels `player_id`'s seek; whether there was one.
+    pub fn cancel(&self, player_id: &str) -> bool {
+        let removed = {
+            let mut seeks = self.seeks.lock();
+            let before = seeks.len();
+            seeks.retain(|s| &*s.who.player_id != player_id);
+            seeks.len() != before
+        };
+        if removed {
+            self.tell_watchers();
+        }
+        removed
+    }
+
+    /// The connection `conn_id` closed: its seek goes.
+    pub fn forget(&self, conn_id: u64) {
+        let removed = {
+            let mut seeks = self.seeks.lock();
+            let before = seeks.len();
+            seeks.retain(|s| s.who.client.conn_id != conn_id);
+            seeks.len() != before
+        };
+        if removed {
+            self.tell_watchers();
+        }
+    }
+
+    /// Whether no seek is open.
+    pub fn is_empty(&self) -> bool {
+        self.seeks.lock().is_empty()
+    }
+}
+
+/// A fair coin, from the operating system's random numbers (through a v4 UUID).
+fn coin() -> bool {
+    uuid::Uuid::new_v4().as_bytes()[0] & 1 == 0
+}
