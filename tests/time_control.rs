@@ -713,3 +713,61 @@ async fn a_rematch_keeps_the_time_control() {
         json!({"x": 20_000, "o": 20_000, "running": "x"})
     );
 }
+
+/// Quick pairing with a clock: seeks match only with the same time control, the open seek shows
+/// it, and the paired room is played with it.
+#[tokio::test]
+async fn seeks_pair_only_with_the_same_time_control() {
+    let server = start(config()).await;
+    let (mut alice, _) = server.hello("alice").await;
+    let (mut bob, _) = server.hello("bob").await;
+    let (mut carol, _) = server.hello("carol").await;
+    let blitz = fischer(180_000, 2_000);
+    alice
+        .ask(
+            json!({"type": "seek", "id": 1, "game": "caro", "time_control": blitz}),
+            json!({"type": "seeking", "re": 1, "seek_id": "s1"}),
+        )
+        .await;
+    // No clock is another seek: no pair.
+    bob.ask(
+        json!({"type": "seek", "id": 2, "game": "caro"}),
+        json!({"type": "seeking", "re": 2, "seek_id": "s2"}),
+    )
+    .await;
+    let mut w = server.connect().await;
+    w.send(json!({"type": "hello", "name": "w"})).await;
+    w.recv().await;
+    w.send(json!({"type": "watch_lobby"})).await;
+    assert_eq!(w.recv().await["type"], "room_list");
+    assert_eq!(
+        w.recv().await,
+        json!({"type": "seeks", "seeks": [
+            {"seek_id": "s1", "name": "alice", "game": "caro", "width": 15, "height": 15,
+             "rule": "freestyle", "time_control": blitz},
+            {"seek_id": "s2", "name": "bob", "game": "caro", "width": 15, "height": 15,
+             "rule": "freestyle"}]})
+    );
+    // A bad time control is refused like in create_room.
+    carol
+        .ask(
+            json!({"type": "seek", "id": 3, "game": "caro", "time_control": {"kind": "x"}}),
+            json!({"type": "error", "re": 3, "code": "bad_time_control",
+                "message": "time_control: unknown variant `x`, expected one of `none`, `fischer`, `per_move`"}),
+        )
+        .await;
+    // The same clock pairs with alice.
+    carol
+        .send(json!({"type": "seek", "id": 4, "game": "caro", "time_control": blitz}))
+        .await;
+    let paired = carol.recv().await;
+    assert_eq!(paired["type"], "paired", "{paired}");
+    assert_eq!(paired["re"], 4);
+    carol
+        .send(json!({"type": "join_room", "room_id": paired["room_id"]}))
+        .await;
+    let joined = carol.recv_skip(&["room_update"]).await;
+    assert_eq!(joined["room"]["time_control"], blitz, "{joined}");
+    assert_eq!(joined["room"]["clock"]["x"], 180_000);
+    server.stop().await;
+}
