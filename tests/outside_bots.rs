@@ -277,6 +277,64 @@ async fn chatter_is_never_a_move_and_the_game_clock_is_sent() {
     assert!(left.windows(2).all(|w| w[1] <= w[0]), "{left:?}");
 }
 
+/// In a game with a time control, an outside engine is told its share of the game clock for
+/// each move (`timeout_turn`, at most its own `time_ms`) and the clock's time left
+/// (`time_left`): with 60 s per side and no increment, a thirtieth, 2000 ms.
+#[tokio::test]
+async fn an_outside_engine_is_told_the_game_clock() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("record");
+    let bots = fake_level(
+        "fake",
+        &["good", "--record", path_str(&rec)],
+        5000,
+        1000,
+        "",
+    );
+    let server = start(config_with_bots("", &bots)).await;
+    let (mut a, _) = server.hello("a").await;
+    let (_, room) = create(
+        &mut a,
+        json!({"type": "create_room", "game": "caro", "width": 9, "x": "me",
+               "o": {"bot": "fake"},
+               "time_control": {"kind": "fischer", "base_ms": 60000, "increment_ms": 0}}),
+    )
+    .await;
+    for i in 0..2u8 {
+        play(&mut a, &room, i, 0).await;
+        assert_eq!(a.event().await["seat"], "x");
+        let reply = a.event().await;
+        assert_eq!(reply["seat"], "o", "{reply}");
+        assert!(reply["clock"]["o"].as_u64().unwrap() <= 60_000, "{reply}");
+    }
+    server.stop().await;
+    let rec = record(&rec);
+    let infos: Vec<&str> = rec
+        .iter()
+        .filter_map(|(_, e)| e.strip_prefix("< INFO "))
+        .collect();
+    let turns: Vec<&str> = infos
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("timeout_turn "))
+        .collect();
+    // A thirtieth of the time left, which real time has just started to eat: about 2000 ms,
+    // not the level's 5000.
+    assert_eq!(turns.len(), 2, "{infos:?}");
+    for t in &turns {
+        let ms: u64 = t.strip_prefix("timeout_turn ").unwrap().parse().unwrap();
+        assert!((1_800..=2_000).contains(&ms), "{infos:?}");
+    }
+    let left: Vec<u64> = infos
+        .iter()
+        .filter_map(|l| l.strip_prefix("time_left "))
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(left.len(), 2, "{infos:?}");
+    assert!(left[0] <= 60_000 && left[0] > 55_000, "{left:?}");
+    assert!(left[1] <= left[0], "{left:?}");
+}
+
 #[tokio::test]
 async fn each_misbehaviour_loses_the_game_for_the_bot_with_its_reason() {
     let bots = [

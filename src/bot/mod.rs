@@ -254,8 +254,19 @@ impl BotPool {
                 let allowed = clock.map(|c| budget(level.time, c));
                 self.start_builtin(*level, *seed, board, permits, gen, events, allowed)
             }
-            SeatEngine::Outside { pool, clock } => {
-                self.start_outside(pool.clone(), clock.clone(), board, permits, gen, events)
+            SeatEngine::Outside {
+                pool,
+                clock: seat_clock,
+            } => {
+                seat_clock.set_game_time(clock.map(|c| (budget(pool.turn_time(), c), c.left)));
+                self.start_outside(
+                    pool.clone(),
+                    seat_clock.clone(),
+                    board,
+                    permits,
+                    gen,
+                    events,
+                )
             }
         }
     }

@@ -63,16 +63,31 @@ pub struct Answer {
     pub elapsed: Duration,
 }
 
-/// One bot seat's time used in its game, for levels with a match clock (`match_time_ms`).
+/// One bot seat's time used in its game, for levels with a match clock (`match_time_ms`), and,
+/// in a game with a time control, what the room's clock allows this move (set before it).
 #[derive(Debug, Default)]
 pub struct GameClock {
     spent_ms: AtomicU64,
+    /// Under a game clock: this move's budget and the seat's time left, ms.
+    game: parking_lot::Mutex<Option<(u64, u64)>>,
 }
 
 impl GameClock {
     /// Adds a move's time.
     pub fn spend(&self, d: Duration) {
         self.spent_ms.fetch_add(d.as_millis() as u64, Relaxed);
+    }
+
+    /// The room's game clock for the next move: `(budget, time left)`, or `None` without one.
+    /// The engine is told them (`INFO timeout_turn`, `INFO time_left`); the forfeit deadline
+    /// stays the level's own (`time_ms` + `margin_ms`): a slow engine flags on the game clock.
+    pub fn set_game_time(&self, game: Option<(Duration, Duration)>) {
+        *self.game.lock() = game.map(|(b, l)| (b.as_millis() as u64, l.as_millis() as u64));
+    }
+
+    /// What [`GameClock::set_game_time`] set.
+    fn game_time(&self) -> Option<(u64, u64)> {
+        *self.game.lock()
     }
 
     /// Milliseconds left of `total` (negative once overdrawn within the margin).

@@ -120,6 +120,11 @@ impl EnginePool {
         self.slots.clone().acquire_owned().await.ok()
     }
 
+    /// The level's time per move (`time_ms`).
+    pub fn turn_time(&self) -> Duration {
+        self.cfg.turn_time
+    }
+
     /// Asks a process for the move of the side to move on `board`, under `slot`. An idle
     /// process is reused, else one is started. Returns when the engine answered, forfeited (its
     /// process is then killed), or the server shuts down. Never longer than the start timeout
@@ -316,11 +321,18 @@ impl EnginePool {
             ),
             _ => (cfg.turn_time, format!("time_ms {turn_ms}")),
         };
+        // Under the room's game clock the engine is told its share of it for this move, and the
+        // clock's time left (docs/bots.md, "Bots under a clock").
+        let game = clock.game_time();
         let mut infos = vec![
-            Info::TimeoutTurn(turn_ms),
+            Info::TimeoutTurn(game.map_or(turn_ms, |(budget, _)| budget.min(turn_ms))),
             Info::TimeoutMatch(cfg.match_time.map_or(0, |m| m.as_millis() as u64)),
         ];
-        infos.extend(left_ms.map(Info::TimeLeft));
+        infos.extend(
+            game.map(|(_, left)| left as i64)
+                .or(left_ms)
+                .map(Info::TimeLeft),
+        );
         infos.extend(cfg.max_memory.map(Info::MaxMemory));
         // 0: the opponent is a human, 1: another program (protocol 2).
         infos.push(Info::GameType(u8::from(!opponent_human)));
