@@ -10,6 +10,9 @@ import { renderMoveList } from "./movelist.js";
 import { initAlerts, alertPlayer } from "./alerts.js";
 import { askName } from "./askname.js";
 import { openGames, initGames, gameLink } from "./games.js";
+import { initChat, chatJoined, chatLine, chatStatus } from "./chat.js";
+import { initOffers, offersJoined, offerMessage, renderOffers } from "./offers.js";
+import { initSeek, seekBots, seekMessage, seekReset } from "./seek.js";
 
 const NAME_KEY = "caro-arena.name";
 const WIN = 1_000_000;
@@ -323,7 +326,7 @@ function fillSeatOptions() {
     sel.value = opts.some(([v]) => v === keep) ? keep : def;
   }
   seatHelp();
-  $(".caro-only").hidden = game !== "caro";
+  $("#create-form .caro-only").hidden = game !== "caro";
   $("#rule-help").textContent = RULE_HELP[$("#rule").value];
 }
 
@@ -354,6 +357,7 @@ $("#create-form").addEventListener("submit", async (ev) => {
   }
   const tc = timeControlOf(f.get("time_control"));
   if (tc) body.time_control = tc;
+  if (f.get("casual")) body.casual = true;
   try {
     const reply = await conn.request("create_room", body);
     location.hash = `#/room/${reply.room.room_id}`;
@@ -414,6 +418,7 @@ function renderGame() {
   if (!r) {
     boardEl.replaceChildren();
     $("#turn").textContent = "Loading…";
+    renderOffers(null, null);
     return;
   }
   // Looking back at an earlier position: no line, no bot's plan, nothing to play.
@@ -447,7 +452,9 @@ function renderGame() {
   $("#room-rule").textContent = gameText(r);
 
   let text;
-  if (r.status === "finished" && r.result) {
+  if (r.status === "finished" && r.reason === "agreement") {
+    text = "Draw by agreement";
+  } else if (r.status === "finished" && r.result) {
     text = r.reason === "time" && r.result !== "draw" ? `${r.result.toUpperCase()} wins on time` : resultText(r);
     // A bot's outside engine that broke the rules of play: say what it did.
     if (r.reason === "forfeit" && r.detail) text += `: ${r.detail}`;
@@ -477,6 +484,8 @@ function renderGame() {
   $("#share").hidden = !(open && r.status !== "finished");
   $("#share-link").value = `${location.origin}${location.pathname}#/room/${r.room_id}`;
   renderAnalysis();
+  renderOffers(r, state.you);
+  chatStatus(r.status);
 
   // The game started (for either player) or the turn came back to us, while the page is
   // hidden: flash the title.
@@ -628,6 +637,17 @@ function applyEvent(msg) {
     state.analysis = null;
     state.sending = null;
     clocks.finished(msg.clock);
+  } else if (msg.type === "takeback") {
+    // The undone cells are the last moves (the last first): the game goes back that far.
+    r.moves.splice(r.moves.length - msg.undone.length);
+    r.turn = msg.turn;
+    state.sending = null;
+    state.preview = null;
+    state.analysis = null;
+    for (const ply of [...state.evals.keys()]) if (ply > r.moves.length) state.evals.delete(ply);
+    if (state.lastAnalysis && state.lastAnalysis.ply >= r.moves.length) state.lastAnalysis = null;
+    if (state.viewPly !== null && state.viewPly >= r.moves.length) state.viewPly = null;
+    if (msg.clock) clocks.update(msg.clock);
   }
   renderGame();
 }
@@ -637,6 +657,8 @@ conn.addEventListener("message", (ev) => {
   switch (msg.type) {
     case "welcome":
       fillSeatOptions();
+      seekReset();
+      seekBots(msg.bots || []);
       onWelcome(msg);
       break;
     case "room_joined": {
@@ -660,12 +682,34 @@ conn.addEventListener("message", (ev) => {
       clocks.update(msg.room.clock ?? null, msg.room.players);
       state.analysis = null;
       state.sending = null;
+      chatJoined(msg);
+      offersJoined(msg.room);
       renderGame();
       break;
     }
     case "move":
     case "game_over":
+    case "takeback":
       applyEvent(msg);
+      break;
+    case "chat":
+      chatLine(msg);
+      break;
+    case "offer":
+    case "offer_ended":
+      if (offerMessage(msg)) renderGame();
+      break;
+    case "rematch":
+      // Players and spectators follow to the new room (its route joins it: a player gets the
+      // seat held for them, a spectator watches).
+      if (state.room && msg.room_id === state.room.room_id) {
+        location.hash = `#/${state.you?.role === "player" ? "room" : "watch"}/${msg.new_room_id}`;
+      }
+      break;
+    case "seeks":
+    case "paired":
+    case "seek_cancelled":
+      seekMessage(msg);
       break;
     case "synced":
       if (state.room && msg.room_id === state.room.room_id && msg.clock) clocks.update(msg.clock);
@@ -728,6 +772,9 @@ $("#replay-btn").addEventListener("click", () => {
 initReplay();
 initGames();
 initAlerts($("#sound-toggle"));
+initChat(conn, toast);
+initOffers(conn, toast, () => ({ room: state.room, you: state.you }));
+initSeek(conn, toast, (roomId) => (location.hash = `#/room/${roomId}`));
 
 // For debugging from the console and for the end-to-end tests (which drop the connection).
 // `play` is what a click on a cell does, callable on any cell (the tests use it to send an
