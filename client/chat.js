@@ -8,8 +8,8 @@
 const TEXT = {
   players: "players",
   spectators: "spectators",
-  placeholder_player: "Say something to your opponent",
-  placeholder_spectator: "Say something to the other spectators",
+  placeholder_player: "To your opponent…",
+  placeholder_spectator: "To the spectators…",
   hide: "Hide chat",
   empty: "No messages yet.",
   chat_too_long: (max) => `That message is too long: at most ${max} characters.`,

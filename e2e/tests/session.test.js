@@ -56,12 +56,13 @@ async function watcher(name, roomId) {
   return w;
 }
 
-// Plays [x, y] as a click by whoever is to move, and waits until every page has it.
+// Plays [x, y] as a click by whoever is to move, and waits until every page has it (a bot may
+// have replied by then: at least that many moves).
 async function play(pages, mover, [x, y]) {
   const n = await moveCount(mover);
   await mover.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
   await mover.click(cell(x, y));
-  for (const p of pages) await p.waitForFunction((n) => window.caroArena.state.room.moves.length === n, n + 1);
+  for (const p of pages) await p.waitForFunction((n) => window.caroArena.state.room.moves.length >= n, n + 1);
 }
 
 const chatTexts = (page) => page.$$eval("#chat-lines .chat-line", (lis) => lis.map((li) => li.textContent));
