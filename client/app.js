@@ -12,7 +12,7 @@ import { askName } from "./askname.js";
 import { openGames, initGames, gameLink } from "./games.js";
 import { initChat, chatJoined, chatLine, chatStatus } from "./chat.js";
 import { initOffers, offersJoined, offerMessage, renderOffers } from "./offers.js";
-import { initSeek, seekBots, seekMessage, seekReset } from "./seek.js";
+import { initSeek, seekBots, seekMessage, seekReset, seekLobby } from "./seek.js";
 
 const NAME_KEY = "caro-arena.name";
 const WIN = 1_000_000;
@@ -192,12 +192,14 @@ window.addEventListener("hashchange", onRoute);
 // follow, fetched with `list_rooms`), then the server pushes the rooms that open, change or
 // close (`lobby_update`, about once a second) until `unwatch_lobby`.
 function startLobby() {
+  seekLobby(true);
   state.watchingLobby = true;
   watchLobby();
   refreshRecent();
 }
 
 function stopLobby() {
+  if (state.watchingLobby) seekLobby(false);
   if (state.watchingLobby && conn.welcome) conn.raw({ type: "unwatch_lobby" });
   state.watchingLobby = false;
 }

@@ -107,6 +107,18 @@ export function seekMessage(msg) {
   return false;
 }
 
+// Entering the lobby: its watch sends the open seeks afresh (none is sent when none is open).
+// Leaving it: a seek is a lobby's business, withdrawn when the page goes elsewhere (so a pairing
+// never pulls the page out of a game begun meanwhile).
+export function seekLobby(active) {
+  if (!active && seek.id !== null) {
+    deps.conn.raw({ type: "cancel_seek" });
+    seek.id = null;
+  }
+  seek.list = [];
+  render();
+}
+
 // A new connection has no seek (closing the old one ended it).
 export function seekReset() {
   seek.id = null;

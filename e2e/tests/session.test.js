@@ -185,8 +185,14 @@ test("a takeback by agreement removes the stone from both boards and the move li
     await waitTurn(a.page, "Your move");
     // The game goes on from there, and looking back stays within the moves left.
     await play(pages, a.page, [5, 5]);
+    // A takeback request that the opponent answers with a move lapses.
+    await a.page.click("#offer-takeback");
+    await waitOffer(b.page, "Your opponent asks to take back a move.");
+    await play(pages, b.page, [9, 9]);
+    for (const p of pages) await waitOffer(p, "The takeback request lapsed.");
+    assert.equal(await moveCount(a.page), 4);
     await b.page.click('#move-list .mv[data-ply="2"]');
-    assert.equal(await b.page.textContent("#viewing-text"), "Viewing move 2 of 3: it is your move");
+    assert.equal(await b.page.textContent("#viewing-text"), "Viewing move 2 of 4");
   } finally {
     await close(a, b);
   }
@@ -297,6 +303,12 @@ test("quick pairing: two seeks with the same terms meet, a seek is taken from th
       await f.page.waitForFunction(() => document.querySelectorAll("#seeks li.seek").length === 1);
       await e.page.click("#seek-cancel");
       await e.page.waitForSelector("#seek-status[hidden]", { state: "attached" });
+      await f.page.waitForFunction(() => document.querySelectorAll("#seeks li.seek").length === 0);
+      // Leaving the lobby withdraws a seek too.
+      await e.page.click('#seek-form button[type="submit"]');
+      await f.page.waitForFunction(() => document.querySelectorAll("#seeks li.seek").length === 1);
+      await e.page.evaluate(() => (location.hash = "#/games"));
+      await e.page.waitForSelector("#games:not([hidden])");
       await f.page.waitForFunction(() => document.querySelectorAll("#seeks li.seek").length === 0);
 
       await f.page.selectOption("#seek-bot", "quick");
