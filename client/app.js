@@ -699,7 +699,11 @@ conn.addEventListener("message", (ev) => {
       break;
     case "offer":
     case "offer_ended":
-      if (offerMessage(msg)) renderGame();
+      if (offerMessage(msg)) {
+        renderGame();
+        // An opponent's offer waits for an answer: say so in a hidden tab.
+        if (msg.type === "offer" && state.you?.role === "player" && msg.by !== state.you.seat) alertPlayer("An offer from your opponent");
+      }
       break;
     case "rematch":
       // Players and spectators follow to the new room (its route joins it: a player gets the

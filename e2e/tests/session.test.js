@@ -26,12 +26,13 @@ const cell = (x, y) => `#board button.cell[data-x="${x}"][data-y="${y}"]`;
 const moveCount = (page) => page.evaluate(() => window.caroArena.state.room?.moves.length ?? -1);
 const roomOf = (page) => page.evaluate(() => window.caroArena.state.room?.room_id);
 
-async function createRoom(page, { x = "me", o = "open", casual = false } = {}) {
+async function createRoom(page, { x = "me", o = "open", casual = false, clock = "none" } = {}) {
   await page.check('#create-form input[name="game"][value="caro"]');
   await page.selectOption("#size", "15");
   await page.selectOption("#seat-x", x);
   await page.selectOption("#seat-o", o);
   await page.setChecked("#casual", casual);
+  await page.selectOption("#time-control", clock);
   await page.click('#create-form button[type="submit"]');
   await page.waitForFunction(() => location.hash.startsWith("#/room/"));
   await page.waitForSelector("#board button.cell");
@@ -193,6 +194,32 @@ test("a takeback by agreement removes the stone from both boards and the move li
     assert.equal(await moveCount(a.page), 4);
     await b.page.click('#move-list .mv[data-ply="2"]');
     assert.equal(await b.page.textContent("#viewing-text"), "Viewing move 2 of 4");
+  } finally {
+    await close(a, b);
+  }
+});
+
+test("under a clock a takeback gives the turn and the running clock back to the asker", async () => {
+  const a = await newPlayer("Alf");
+  const roomId = await createRoom(a.page, { clock: "fischer:300000:3000" });
+  const b = await newPlayer("Bix");
+  const pages = [a.page, b.page];
+  try {
+    await b.page.goto(`${server.base}/#/room/${roomId}`);
+    await a.page.waitForFunction(() => window.caroArena.state.room?.status === "playing");
+    await play(pages, a.page, [7, 7]);
+    await play(pages, b.page, [8, 8]);
+    await play(pages, a.page, [6, 6]);
+    for (const p of pages) await p.waitForSelector('[data-clock="o"].running');
+    await a.page.click("#offer-takeback");
+    await waitOffer(b.page, "Your opponent asks to take back a move.");
+    await b.page.click("#offer-accept");
+    for (const p of pages) {
+      await p.waitForSelector('[data-clock="x"].running');
+      assert.ok(!(await p.$eval('[data-clock="o"]', (e) => e.classList.contains("running"))));
+      assert.equal(await moveCount(p), 2);
+    }
+    await waitTurn(a.page, "Your move");
   } finally {
     await close(a, b);
   }
