@@ -10,7 +10,7 @@ import { renderMoveList } from "./movelist.js";
 import { initAlerts, alertPlayer } from "./alerts.js";
 import { askName } from "./askname.js";
 import { openGames, initGames, gameLink } from "./games.js";
-import { t, errorText, botDescription, translatePage } from "./i18n.js";
+import { t, has, errorText, botDescription, translatePage } from "./i18n.js";
 
 const NAME_KEY = "caro-arena.name";
 const WIN = 1_000_000;
@@ -65,7 +65,7 @@ function showError(err) {
 }
 
 // The server's errors name cells as zero-based (x, y); the board names them e5. Errors about a
-// move we sent are worded with the board's names, anything else keeps the server's message.
+// move we sent are worded with the board's names, anything else is translated by its code.
 function moveError(err, x, y) {
   const known = ["occupied", "out_of_bounds", "not_your_turn", "game_over", "not_started", "not_a_player"];
   if (known.includes(err?.code)) toast(t(`move_error.${err.code}`, { cell: cellName(x, y) }));
@@ -242,7 +242,7 @@ async function refreshRecent() {
 
 function gameText(r) {
   if (r.game === "tictactoe") return t("room.tictactoe", { width: r.width, height: r.height });
-  const game = t("room.caro", { width: r.width, height: r.height, rule: t(`rule_name.${r.rule}`) });
+  const game = t("room.caro", { width: r.width, height: r.height, rule: has(`rule_name.${r.rule}`) ? t(`rule_name.${r.rule}`) : r.rule });
   return r.time_control ? t("room.with_clock", { game, clock: timeControlText(r.time_control) }) : game;
 }
 

@@ -115,6 +115,9 @@ test("a Vietnamese browser gets the page in Vietnamese; the switch changes to En
   await page.waitForSelector("#toast:not([hidden])");
   assert.equal(await text(page, "#toast"), "Không có phòng này: có thể phòng đã đóng.");
   await page.waitForFunction(() => location.hash === "#/");
+  // A code this client does not know (a newer server's) shows the server's English message.
+  const unknown = await page.evaluate(async () => (await import("/i18n.js")).errorText({ code: "brand_new", message: "as the server said" }));
+  assert.equal(unknown, "as the server said");
 
   // A game against a bot.
   await page.selectOption("#rule", "caro");
