@@ -1,6 +1,6 @@
 // The replay view (#/replay/<id>): a finished game from GET /api/games/{id}, stepped through
-// move by move (first / previous / next / last, a slider, the move list, arrow keys), with
-// download links for the .psq record and the JSON. Reads only the HTTP API: no WebSocket needed.
+// move by move (first / previous / next / last, a slider, the move list, arrow keys), with the
+// players' chat and download links for the .psq record and the JSON. Reads only the HTTP API: no WebSocket needed.
 
 import { renderBoard } from "./board.js";
 import { renderMoveList } from "./movelist.js";
@@ -49,7 +49,20 @@ export async function openReplay(id, onMissing) {
   $("#rp-json").href = `/api/games/${g.id}.json`;
   const slider = $("#rp-slider");
   slider.max = String(g.moves.length);
+  renderChat(g.chat ?? []);
   render();
+}
+
+// The players' chat, kept with the game: "Ann (X): gg".
+function renderChat(lines) {
+  $("#rp-chat-panel").hidden = lines.length === 0;
+  $("#rp-chat").replaceChildren(
+    ...lines.map((l) => {
+      const li = document.createElement("li");
+      li.textContent = t("replay.chat_line", { from: l.from, seat: (l.seat ?? "").toUpperCase(), text: l.text });
+      return li;
+    }),
+  );
 }
 
 function go(ply) {

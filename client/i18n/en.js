@@ -163,6 +163,8 @@ export default {
   "replay.json": "Download JSON",
   "replay.missing": "No such game.",
   "replay.failed": "The game could not be loaded.",
+  "replay.chat": "Players' chat",
+  "replay.chat_line": "{from} ({seat}): {text}",
 
   // the name asked before a friend's link seats a new browser
   "ask.title": "Join this game",

@@ -163,6 +163,8 @@ export default {
   "replay.json": "Tải JSON",
   "replay.missing": "Không có ván này.",
   "replay.failed": "Không tải được ván này.",
+  "replay.chat": "Trò chuyện của người chơi",
+  "replay.chat_line": "{from} ({seat}): {text}",
 
   // the name asked before a friend's link seats a new browser
   "ask.title": "Vào ván này",
