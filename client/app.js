@@ -13,6 +13,7 @@ import { openGames, initGames, gameLink } from "./games.js";
 import { initChat, chatJoined, chatLine, chatStatus } from "./chat.js";
 import { initOffers, offersJoined, offerMessage, renderOffers } from "./offers.js";
 import { initSeek, seekBots, seekMessage, seekReset, seekLobby } from "./seek.js";
+import { t, has, errorText, botDescription, translatePage } from "./i18n.js";
 
 const NAME_KEY = "caro-arena.name";
 const WIN = 1_000_000;
@@ -20,6 +21,7 @@ const WIN = 1_000_000;
 const LOBBY_FINISHED = 5;
 
 const $ = (sel) => document.querySelector(sel);
+translatePage();
 const nameInput = $("#name-input");
 nameInput.value = localStorage.getItem(NAME_KEY) || "";
 
@@ -48,13 +50,6 @@ const state = {
   watchingLobby: false, // lobby_update messages are applied
 };
 
-const RULE_HELP = {
-  freestyle: "Five or more in a row wins.",
-  exact_five: "Exactly five in a row wins; six or more does not.",
-  caro: "Exactly five wins, and not if both ends are blocked by your opponent (the edge does not block).",
-  caro_overline: "Five or more wins, unless both ends are blocked by your opponent.",
-};
-
 // ---------- notifications ----------
 
 let toastTimer = null;
@@ -66,24 +61,18 @@ function toast(text) {
   toastTimer = setTimeout(() => (el.hidden = true), 5000);
 }
 
+// A server error, translated by its code (i18n.js).
 function showError(err) {
   if (!err) return;
-  toast(err.message || String(err.code || err));
+  toast(errorText(err));
 }
 
 // The server's errors name cells as zero-based (x, y); the board names them e5. Errors about a
-// move we sent are worded with the board's names, anything else keeps the server's message.
+// move we sent are worded with the board's names, anything else is translated by its code.
 function moveError(err, x, y) {
-  const cell = cellName(x, y);
-  const text = {
-    occupied: `${cell} is already taken: pick an empty point.`,
-    out_of_bounds: `${cell} is not on the board.`,
-    not_your_turn: "Wait for your turn: your opponent is to move.",
-    game_over: "The game is over.",
-    not_started: "The game starts when both seats are taken.",
-    not_a_player: "You are watching this game: only its players can move.",
-  }[err?.code];
-  showError(text ? { message: text } : err);
+  const known = ["occupied", "out_of_bounds", "not_your_turn", "game_over", "not_started", "not_a_player"];
+  if (known.includes(err?.code)) toast(t(`move_error.${err.code}`, { cell: cellName(x, y) }));
+  else showError(err);
 }
 
 // ---------- connection status ----------
@@ -91,7 +80,7 @@ function moveError(err, x, y) {
 conn.addEventListener("state", (ev) => {
   const el = $("#conn");
   el.dataset.state = ev.detail;
-  el.textContent = { online: "online", connecting: "connecting", reconnecting: "reconnecting", offline: "offline" }[ev.detail];
+  el.textContent = t(`conn.${ev.detail}`);
 });
 
 nameInput.addEventListener("change", () => {
@@ -248,7 +237,7 @@ async function refreshRecent() {
     if (!games.length) {
       const li = document.createElement("li");
       li.className = "empty";
-      li.textContent = "None yet";
+      li.textContent = t("lobby.none_yet");
       ul.append(li);
     }
   } catch {
@@ -257,9 +246,9 @@ async function refreshRecent() {
 }
 
 function gameText(r) {
-  if (r.game === "tictactoe") return `Tic-tac-toe ${r.width}x${r.height}`;
-  const tc = r.time_control ? `, ${timeControlText(r.time_control)}` : "";
-  return `Caro ${r.width}x${r.height}, ${r.rule.replace("_", " ")}${tc}`;
+  if (r.game === "tictactoe") return t("room.tictactoe", { width: r.width, height: r.height });
+  const game = t("room.caro", { width: r.width, height: r.height, rule: has(`rule_name.${r.rule}`) ? t(`rule_name.${r.rule}`) : r.rule });
+  return r.time_control ? t("room.with_clock", { game, clock: timeControlText(r.time_control) }) : game;
 }
 
 function renderRooms() {
@@ -277,10 +266,10 @@ function renderRooms() {
     li.className = "room";
     const title = document.createElement("span");
     title.className = "room-title";
-    title.textContent = `${seatText(r.players.x)} vs ${seatText(r.players.o)}`;
+    title.textContent = t("title.vs", { x: seatText(r.players.x), o: seatText(r.players.o) });
     const meta = document.createElement("span");
     meta.className = "room-meta";
-    meta.textContent = `${gameText(r)} · ${r.moves} moves · ${r.spectators} watching`;
+    meta.textContent = t("lobby.room_meta", { game: gameText(r), moves: r.moves, spectators: r.spectators });
     const info = document.createElement("div");
     info.className = "room-info";
     info.append(title, meta);
@@ -288,23 +277,23 @@ function renderRooms() {
     const open = !r.players.x || !r.players.o;
     if (r.status === "waiting" && open) {
       const b = document.createElement("button");
-      b.textContent = "Join";
+      b.textContent = t("lobby.join");
       b.addEventListener("click", () => (location.hash = `#/room/${r.room_id}`));
       li.append(b);
     }
     const w = document.createElement("button");
-    w.textContent = r.status === "finished" ? "View" : "Watch";
+    w.textContent = t(r.status === "finished" ? "lobby.view" : "lobby.watch");
     w.addEventListener("click", () => (location.hash = `#/watch/${r.room_id}`));
     li.append(w);
     lists[r.status]?.append(li);
   }
   $("#more-finished").hidden = finished <= LOBBY_FINISHED;
-  $("#more-finished").textContent = `${finished - LOBBY_FINISHED} more finished: all games`;
+  $("#more-finished").textContent = t("lobby.more_finished", { n: finished - LOBBY_FINISHED });
   for (const [k, ul] of Object.entries(lists)) {
     if (!ul.children.length) {
       const li = document.createElement("li");
       li.className = "empty";
-      li.textContent = k === "waiting" ? "No open games: create one." : "None.";
+      li.textContent = t(k === "waiting" ? "lobby.none_waiting" : "lobby.none");
       ul.append(li);
     }
   }
@@ -316,9 +305,9 @@ function fillSeatOptions() {
   for (const [sel, def] of [[$("#seat-x"), "me"], [$("#seat-o"), bots[0] ? `bot:${bots[0].name}` : "open"]]) {
     const keep = sel.value;
     sel.replaceChildren();
-    const opts = [["me", "Me"], ["open", "A friend (share a link)"]];
+    const opts = [["me", t("seat.me")], ["open", t("seat.friend")]];
     // The description goes under the menu (seatHelp): in the option it cut the menu short.
-    for (const b of bots) opts.push([`bot:${b.name}`, `Bot: ${b.name}`]);
+    for (const b of bots) opts.push([`bot:${b.name}`, t("seat.bot", { name: b.name })]);
     for (const [value, label] of opts) {
       const o = document.createElement("option");
       o.value = value;
@@ -329,7 +318,7 @@ function fillSeatOptions() {
   }
   seatHelp();
   $("#create-form .caro-only").hidden = game !== "caro";
-  $("#rule-help").textContent = RULE_HELP[$("#rule").value];
+  $("#rule-help").textContent = t(`rule_help.${$("#rule").value}`);
 }
 
 // The chosen bots' descriptions, under the seat menus.
@@ -339,7 +328,7 @@ function seatHelp() {
     .map((seat) => {
       const v = $(`#seat-${seat}`).value;
       const b = v.startsWith("bot:") && bots.find((b) => `bot:${b.name}` === v);
-      return b ? `${seat.toUpperCase()}, ${b.name}: ${b.description}.` : "";
+      return b ? t("seat.help", { seat: seat.toUpperCase(), name: b.name, description: botDescription(b) }) : "";
     })
     .filter(Boolean)
     .join(" ");
@@ -419,7 +408,7 @@ function renderGame() {
   const boardEl = $("#board");
   if (!r) {
     boardEl.replaceChildren();
-    $("#turn").textContent = "Loading…";
+    $("#turn").textContent = t("game.loading");
     renderOffers(null, null);
     return;
   }
@@ -440,35 +429,33 @@ function renderGame() {
   $("#turn").hidden = viewing;
   boardEl.classList.toggle("looking-back", viewing);
   if (viewing) {
-    $("#viewing-text").textContent =
-      `Viewing move ${state.viewPly} of ${r.moves.length}` + (myTurn() ? ": it is your move" : "");
+    $("#viewing-text").textContent = t(myTurn() ? "game.viewing_your_move" : "game.viewing", { n: state.viewPly, total: r.moves.length });
   }
 
   for (const seat of ["x", "o"]) {
     const el = document.querySelector(`.player[data-seat="${seat}"]`);
     const p = r.players[seat];
-    el.querySelector(".pname").textContent = seatText(p) + (state.you?.seat === seat ? " (you)" : "");
+    el.querySelector(".pname").textContent = state.you?.seat === seat ? t("seat.you", { who: seatText(p) }) : seatText(p);
     el.classList.toggle("to-move", r.turn === seat && r.status === "playing");
   }
-  $("#spectators").textContent = `${r.spectators} watching`;
+  $("#spectators").textContent = t("game.spectators", { n: r.spectators });
   $("#room-rule").textContent = gameText(r);
 
   let text;
-  if (r.status === "finished" && r.reason === "agreement") {
-    text = "Draw by agreement";
-  } else if (r.status === "finished" && r.result) {
-    text = r.reason === "time" && r.result !== "draw" ? `${r.result.toUpperCase()} wins on time` : resultText(r);
+  if (r.status === "finished" && r.result) {
+    text = resultText(r);
     // A bot's outside engine that broke the rules of play: say what it did.
-    if (r.reason === "forfeit" && r.detail) text += `: ${r.detail}`;
-    else if (state.you?.role === "player" && r.result === state.you.seat) text += ": well played!";
+    if (r.reason === "forfeit" && r.detail) text = t("game.forfeit_detail", { result: text, detail: r.detail });
+    else if (state.you?.role === "player" && r.result === state.you.seat) text = t("game.well_played", { result: text });
   } else if (r.status === "waiting") {
-    text = "Waiting for a player to join";
+    text = t("game.waiting");
   } else if (myTurn() && state.sending) {
-    text = "Sending your move…";
+    text = t("game.sending");
   } else if (myTurn()) {
-    text = "Your move";
+    text = t("game.your_move");
   } else {
-    text = `${(r.turn || "").toUpperCase()} to move` + (state.you?.role === "spectator" ? " (you are watching)" : "");
+    const side = (r.turn || "").toUpperCase();
+    text = t(state.you?.role === "spectator" ? "game.to_move_watching" : "game.to_move", { side });
   }
   $("#turn").textContent = text;
 
@@ -480,7 +467,7 @@ function renderGame() {
 
   // Before the opponent comes there is no game to resign: the creator cancels the room.
   $("#resign").hidden = !(state.you?.role === "player" && r.status !== "finished");
-  $("#resign").textContent = r.status === "waiting" ? "Cancel" : "Resign";
+  $("#resign").textContent = t(r.status === "waiting" ? "game.cancel" : "game.resign");
   $("#replay-btn").hidden = r.status !== "finished";
   const open = !r.players.x || !r.players.o;
   $("#share").hidden = !(open && r.status !== "finished");
@@ -493,8 +480,8 @@ function renderGame() {
   // hidden: flash the title.
   const mine = Boolean(myTurn() && r.status === "playing");
   const started = state.wasStatus === "waiting" && r.status === "playing";
-  if (started && state.you?.role === "player") alertPlayer("Your game has started");
-  else if (mine && !state.wasMyTurn) alertPlayer("Your move");
+  if (started && state.you?.role === "player") alertPlayer(t("game.started"));
+  else if (mine && !state.wasMyTurn) alertPlayer(t("game.your_move"));
   state.wasMyTurn = mine;
   state.wasStatus = r.status;
 }
@@ -502,7 +489,7 @@ function renderGame() {
 function scoreText(score) {
   if (Math.abs(score) > WIN - 1000) {
     const plies = WIN - Math.abs(score);
-    return `${score > 0 ? "X" : "O"} wins in ${Math.ceil(plies / 2)}`;
+    return t("an.wins_in", { side: score > 0 ? "X" : "O", n: Math.ceil(plies / 2) });
   }
   return (score / 100).toFixed(2);
 }
@@ -541,17 +528,17 @@ function renderAnalysis() {
   // The bot's level is its seat's name: a level searches to its own depth (docs/bots.md).
   const bot = state.room.players[a.seat];
   const who = `${a.seat.toUpperCase()}${bot?.kind === "bot" ? ` (${bot.name})` : ""}`;
-  $("#an-state").textContent = state.analysis ? `${who} is thinking` : `${who}: last search`;
+  $("#an-state").textContent = t(state.analysis ? "an.thinking" : "an.last", { who });
   $("#an-depth").textContent = a.depth;
   // A level that blunders on purpose may play another move than its line's first: say so
   // instead of leaving a plan on show that the bot did not follow.
   const note = $("#an-note");
   note.hidden = !a.deviated;
   if (a.deviated) {
-    note.textContent = `The bot's analysis: at its level it chose a weaker move, ${cellName(...a.played)}, instead of ${cellName(...a.pv[0])}.`;
+    note.textContent = t("an.deviated", { played: cellName(...a.played), best: cellName(...a.pv[0]) });
   }
   $("#an-score").textContent = scoreText(fromX);
-  $("#an-nps").textContent = `${count(a.nps)} nodes/s, ${count(a.nodes)} nodes`;
+  $("#an-nps").textContent = t("an.nps", { nps: count(a.nps), nodes: count(a.nodes) });
   $("#an-pv").textContent = a.pv.map(([x, y]) => cellName(x, y)).join(" ");
   $("#evalbar-fill").style.width = `${50 + 50 * share(fromX)}%`;
   renderEvalGraph();
@@ -567,7 +554,7 @@ function renderEvalGraph() {
   const last = Math.max(20, state.room.moves.length + 1);
   const xy = ([ply, fromX]) => `${((ply - 1) / (last - 1)) * 100},${25 - 23 * share(fromX)}`;
   $("#evalgraph-line").setAttribute("points", points.map(xy).join(" "));
-  svg.setAttribute("aria-label", `Evaluation over ${points.length} bot moves, last ${scoreText(points[points.length - 1][1])} for X`);
+  svg.setAttribute("aria-label", t("an.graph", { n: points.length, score: scoreText(points[points.length - 1][1]) }));
 }
 
 $("#resign").addEventListener("click", () => {
@@ -579,13 +566,13 @@ $("#resign").addEventListener("click", () => {
     location.hash = "#/";
     return;
   }
-  if (!state.room || !confirm("Resign this game?")) return;
+  if (!state.room || !confirm(t("game.confirm_resign"))) return;
   conn.fire("resign", { room_id: state.room.room_id }).catch(showError);
 });
 
 $("#leave").addEventListener("click", async () => {
   const r = state.room;
-  if (r && state.you?.role === "player" && r.status === "playing" && !confirm("Leaving resigns the game. Leave?")) return;
+  if (r && state.you?.role === "player" && r.status === "playing" && !confirm(t("game.confirm_leave"))) return;
   if (r) conn.request("leave_room", { room_id: r.room_id }).catch(() => {});
   location.hash = "#/";
 });
@@ -606,7 +593,7 @@ document.addEventListener("keydown", (ev) => {
 $("#copy-link").addEventListener("click", () => {
   const input = $("#share-link");
   input.select();
-  navigator.clipboard?.writeText(input.value).then(() => toast("Link copied."), () => {});
+  navigator.clipboard?.writeText(input.value).then(() => toast(t("game.copied")), () => {});
 });
 
 // ---------- server events ----------
@@ -747,7 +734,7 @@ conn.addEventListener("message", (ev) => {
       break;
     case "room_closed":
       if (state.room && msg.room_id === state.room.room_id) {
-        toast("This room has closed.");
+        toast(t("game.room_closed"));
         location.hash = "#/";
       }
       break;

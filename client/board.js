@@ -8,6 +8,8 @@
 // played are aria-disabled rather than disabled, so they stay reachable and readable. The board
 // is redrawn on every event, and the focused cell keeps the focus across redraws.
 
+import { t } from "./i18n.js";
+
 export function columnName(x) {
   // Columns a, b, c ... z (skipping nothing), then aa, ab ... for boards wider than 26 (the
   // server allows 32).
@@ -70,17 +72,18 @@ export function renderBoard(el, room, { last, line, pv, clickable, onMove, pendi
       const p = pvAt.get(key);
       const sending = pending && pending[0] === x && pending[1] === y && !stone;
       const previewed = !stone && !sending && preview && preview[0] === x && preview[1] === y;
-      let desc = stone ? stone.toUpperCase() : sending ? `sending ${toMove.toUpperCase()}` : previewed ? `preview ${toMove.toUpperCase()}, tap again to play` : "empty";
+      const side = toMove.toUpperCase();
+      let desc = stone ? stone.toUpperCase() : sending ? t("cell.sending", { side }) : previewed ? t("cell.preview", { side }) : t("cell.empty");
       if (stone) b.classList.add(`has-${stone}`);
       if (sending) b.classList.add("pending", `pending-${toMove}`);
       if (previewed) b.classList.add("preview", `pending-${toMove}`);
       if (last && last[0] === x && last[1] === y) {
         b.classList.add("last");
-        desc += ", last move";
+        desc += `, ${t("cell.last")}`;
       }
       if (inLine.has(key)) {
         b.classList.add("win");
-        desc += ", winning line";
+        desc += `, ${t("cell.win")}`;
       }
       if (p && !stone && !sending) {
         b.classList.add("pv", `pv-${p.side}`);

@@ -6,16 +6,15 @@
 //
 // Self-contained: app.js hands it the messages and the elements; it owns its timer.
 
+import { t } from "./i18n.js";
+
 const TICK_MS = 100;
 
-// The create form's choices: "none", "fischer:<base_ms>:<increment_ms>", "per_move:<move_ms>".
-export const TIME_CONTROLS = [
-  ["none", "No clock"],
-  ["fischer:180000:2000", "3 + 2"],
-  ["fischer:300000:3000", "5 + 3"],
-  ["fischer:600000:5000", "10 + 5"],
-  ["per_move:30000", "30 s per move"],
-];
+// The create form's choices, [value, label]: "none", "fischer:<base_ms>:<increment_ms>",
+// "per_move:<move_ms>"; each labelled as the game will read it, in the page's language (fixed
+// for the page's life: a language switch reloads it).
+const CHOICES = ["none", "fischer:180000:2000", "fischer:300000:3000", "fischer:600000:5000", "per_move:30000"];
+export const TIME_CONTROLS = CHOICES.map((v) => [v, v === "none" ? t("tc.none") : timeControlText(timeControlOf(v))]);
 
 // A choice of TIME_CONTROLS as create_room's `time_control`; `undefined` for no clock, so the
 // message is the same as a v1 client's.
@@ -29,9 +28,9 @@ export function timeControlOf(value) {
 // "3 + 2", "30 s per move", "1.5 s + 0": how a time control reads in the lobby and the game.
 export function timeControlText(tc) {
   if (!tc) return "";
-  const s = (ms) => (ms % 60000 === 0 ? `${ms / 60000}` : `${ms / 1000} s`);
-  if (tc.kind === "fischer") return `${s(tc.base_ms)} + ${tc.increment_ms / 1000}`;
-  if (tc.kind === "per_move") return `${tc.move_ms / 1000} s per move`;
+  const s = (ms) => (ms % 60000 === 0 ? `${ms / 60000}` : t("tc.seconds", { n: ms / 1000 }));
+  if (tc.kind === "fischer") return t("tc.fischer", { base: s(tc.base_ms), increment: tc.increment_ms / 1000 });
+  if (tc.kind === "per_move") return t("tc.per_move", { n: tc.move_ms / 1000 });
   return "";
 }
 
@@ -119,7 +118,7 @@ export class Clocks {
       if (awayEl) {
         const a = this.away[seat];
         awayEl.hidden = !a;
-        if (a) awayEl.textContent = `away: loses in ${formatMs(a.ms - (performance.now() - a.at))}`;
+        if (a) awayEl.textContent = t("clock.away", { time: formatMs(a.ms - (performance.now() - a.at)) });
       }
     }
   }

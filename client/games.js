@@ -3,6 +3,7 @@
 // shows only the latest few and links here.
 
 import { gameTitle, resultText } from "./replay.js";
+import { t } from "./i18n.js";
 
 const $ = (sel) => document.querySelector(sel);
 let next = null;
@@ -12,7 +13,7 @@ export function gameLink(g) {
   const a = document.createElement("a");
   a.href = `#/replay/${g.id}`;
   a.className = "recent-game";
-  a.textContent = `${gameTitle(g)}: ${resultText(g)}, ${g.moves} moves`;
+  a.textContent = t("games.item", { title: gameTitle(g), result: resultText(g), moves: g.moves });
   li.append(a);
   return li;
 }
@@ -37,7 +38,7 @@ async function page() {
     if (!$("#games-list").children.length) {
       const li = document.createElement("li");
       li.className = "empty";
-      li.textContent = "No finished games yet.";
+      li.textContent = t("games.none");
       $("#games-list").append(li);
     }
   } catch {

@@ -3,6 +3,7 @@
 // (never wider than it: rows, not columns) and keeps the chosen move, or the latest one, in view.
 
 import { cellName } from "./board.js";
+import { t } from "./i18n.js";
 
 // `moves` are [x, y] pairs, X first. `current` is the ply shown on the board (1-based; 0 is the
 // empty board); `live` says the board follows the game, so the list sticks to its end.
@@ -24,7 +25,7 @@ export function renderMoveList(ol, moves, { current, live, onPick }) {
       b.dataset.ply = ply;
       b.dataset.side = ply % 2 === 1 ? "x" : "o";
       b.textContent = cellName(x, y);
-      b.setAttribute("aria-label", `move ${ply}, ${b.dataset.side.toUpperCase()} ${cellName(x, y)}`);
+      b.setAttribute("aria-label", t("move.label", { n: ply, side: b.dataset.side.toUpperCase(), cell: cellName(x, y) }));
       const here = ply === current;
       b.classList.toggle("current", here);
       b.setAttribute("aria-current", here ? "step" : "false");

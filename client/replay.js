@@ -1,38 +1,41 @@
 // The replay view (#/replay/<id>): a finished game from GET /api/games/{id}, stepped through
-// move by move (first / previous / next / last, a slider, the move list, arrow keys), with
-// download links for the .psq record and the JSON. Reads only the HTTP API: no WebSocket needed.
+// move by move (first / previous / next / last, a slider, the move list, arrow keys), with the
+// players' chat and download links for the .psq record and the JSON. Reads only the HTTP API: no WebSocket needed.
 
 import { renderBoard } from "./board.js";
 import { renderMoveList } from "./movelist.js";
 import { seatText } from "./seats.js";
+import { t, has } from "./i18n.js";
 
 const $ = (sel) => document.querySelector(sel);
 
 const rp = { game: null, ply: 0 };
 
-const COUNT = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
-
-// "X wins by five in a row", "Draw (the board is full)": for a live room or a stored game (which
-// has no win_length: tic-tac-toe is three in a row, Caro five).
+// "X wins by five in a row", "Draw (the board is full)", "X wins on time": for a live room or a
+// stored game (which has no win_length: tic-tac-toe is three in a row, Caro five). A reason the
+// catalogue does not know reads as the server names it.
 export function resultText(g) {
-  if (!g.result) return "Unfinished";
+  if (!g.result) return t("result.unfinished");
   const k = g.win_length ?? (g.game === "tictactoe" ? 3 : 5);
-  const reason = { line: `${COUNT[k] ?? k} in a row`, board_full: "the board is full", resign: "resignation", abandoned: "abandonment", forfeit: "forfeit" }[g.reason] || g.reason || "";
-  return g.result === "draw" ? `Draw (${reason})` : `${g.result.toUpperCase()} wins by ${reason}`;
+  const outcome = g.result === "draw" ? "draw" : "win";
+  const key = `result.${outcome}.${g.reason}`;
+  const params = { side: g.result.toUpperCase(), count: has(`count.${k}`) ? t(`count.${k}`) : k, reason: g.reason ?? "" };
+  return t(has(key) ? key : `result.${outcome}.other`, params);
 }
 
 export function gameTitle(g) {
-  return `${seatText(g.players.x, "?")} vs ${seatText(g.players.o, "?")}`;
+  const unknown = t("title.unknown");
+  return t("title.vs", { x: seatText(g.players.x, unknown), o: seatText(g.players.o, unknown) });
 }
 
 export async function openReplay(id, onMissing) {
   rp.game = null;
-  $("#rp-title").textContent = "Loading…";
+  $("#rp-title").textContent = t("game.loading");
   $("#rp-board").replaceChildren();
   $("#rp-moves").replaceChildren();
   const res = await fetch(`/api/games/${encodeURIComponent(id)}`);
   if (!res.ok) {
-    onMissing(res.status === 404 ? "No such game." : "The game could not be loaded.");
+    onMissing(t(res.status === 404 ? "replay.missing" : "replay.failed"));
     return;
   }
   rp.game = await res.json();
@@ -40,12 +43,26 @@ export async function openReplay(id, onMissing) {
   const g = rp.game;
   $("#rp-title").textContent = gameTitle(g);
   // A stored forfeit keeps what the outside engine did, as the live room showed it.
-  $("#rp-result").textContent = resultText(g) + (g.reason === "forfeit" && g.detail ? `: ${g.detail}` : "");
+  const result = resultText(g);
+  $("#rp-result").textContent = g.reason === "forfeit" && g.detail ? t("game.forfeit_detail", { result, detail: g.detail }) : result;
   $("#rp-psq").href = `/api/games/${g.id}.psq`;
   $("#rp-json").href = `/api/games/${g.id}.json`;
   const slider = $("#rp-slider");
   slider.max = String(g.moves.length);
+  renderChat(g.chat ?? []);
   render();
+}
+
+// The players' chat, kept with the game: "Ann (X): gg".
+function renderChat(lines) {
+  $("#rp-chat-panel").hidden = lines.length === 0;
+  $("#rp-chat").replaceChildren(
+    ...lines.map((l) => {
+      const li = document.createElement("li");
+      li.textContent = t("replay.chat_line", { from: l.from, seat: (l.seat ?? "").toUpperCase(), text: l.text });
+      return li;
+    }),
+  );
 }
 
 function go(ply) {
@@ -91,7 +108,7 @@ function render() {
     navigable: false,
   });
   $("#rp-slider").value = String(rp.ply);
-  $("#rp-pos").textContent = `Move ${rp.ply} / ${g.moves.length}`;
+  $("#rp-pos").textContent = t("replay.pos", { n: rp.ply, total: g.moves.length });
   renderMoveList($("#rp-moves"), g.moves.map((m) => [m.x, m.y]), { current: rp.ply, live: false, onPick: go });
 }
 

@@ -237,7 +237,7 @@ test("illegal moves are refused with readable errors and change nothing", async 
 });
 
 test("on a phone: the board fits, the keyboard plays, resigning ends the game", async () => {
-  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, locale: "en-US" });
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error("[phone] page error:", e));
   page.on("dialog", (d) => d.accept());

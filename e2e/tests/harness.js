@@ -94,7 +94,7 @@ export async function screenshot(page, name) {
 // A person in their own browser context: opens the page, waits to be online, and takes `name`
 // (a changed name is sent with a fresh hello on a new connection).
 export async function newPlayer(browser, base, name) {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 860 } });
+  const context = await browser.newContext({ viewport: { width: 1200, height: 860 }, locale: "en-US" });
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error(`[${name}] page error:`, e));
   await page.goto(base + "/");

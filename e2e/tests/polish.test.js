@@ -237,7 +237,7 @@ test("a friend's link asks a new browser for a name before seating it, and remem
   const a = await newPlayer("Hana");
   const roomId = await createRoom(a.page);
   const link = await a.page.inputValue("#share-link");
-  const context = await browser.newContext({ viewport: { width: 1200, height: 860 } });
+  const context = await browser.newContext({ viewport: { width: 1200, height: 860 }, locale: "en-US" });
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error("[friend] page error:", e));
   await page.goto(link);
@@ -271,7 +271,7 @@ test("a friend's link asks a new browser for a name before seating it, and remem
 test("a friend's link can be watched instead", async () => {
   const a = await newPlayer("Jan");
   const roomId = await createRoom(a.page);
-  const context = await browser.newContext();
+  const context = await browser.newContext({ locale: "en-US" });
   const page = await context.newPage();
   await page.goto(`${server.base}/#/room/${roomId}`);
   await page.waitForSelector("#name-dialog[open]");
@@ -334,7 +334,7 @@ test("a hidden tab's title says so when the game starts", async () => {
 });
 
 test("on a phone a first tap previews the stone and a second tap plays it", async () => {
-  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, locale: "en-US" });
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error("[phone] page error:", e));
   await page.goto(server.base + "/");

@@ -48,6 +48,10 @@ test("a finished game replays step by step and downloads as .psq and JSON", asyn
   await bob.page.goto(`${server.base}/#/room/${room}`);
   await bob.page.waitForFunction(() => window.caroArena.state.you?.seat === "o");
 
+  // The players chat; their lines are kept with the game and shown in its replay.
+  for (const [page, text] of [[ann.page, "good luck"], [bob.page, "you too"]]) {
+    await page.evaluate((msg) => window.caroArena.conn.raw(msg), { type: "chat", room_id: room, text });
+  }
   for (const [i, [x, y]] of script.entries()) {
     const mover = i % 2 === 0 ? ann.page : bob.page;
     await mover.waitForSelector(`${cell("#board", x, y)}[aria-disabled="false"]`);
@@ -66,6 +70,9 @@ test("a finished game replays step by step and downloads as .psq and JSON", asyn
   assert.deepEqual(await winCells(), ["0,0", "1,0", "2,0", "3,0", "4,0"]);
   assert.match(await p.textContent("#rp-result"), /X wins by five in a row/);
   assert.match(await p.textContent("#rp-title"), /Ann vs Bob/);
+  // The players' chat (the two connections' lines may have been taken in either order).
+  const chat = await p.$$eval("#rp-chat li", (lis) => lis.map((li) => li.textContent).sort());
+  assert.deepEqual(chat, ["Ann (X): good luck", "Bob (O): you too"]);
   await screenshot(p, "replay");
 
   await p.click("#rp-first");

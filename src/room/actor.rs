@@ -2,22 +2,26 @@
 //! command, bot event or timer at a time, so the order clients see is the order things happened.
 //!
 //! The loop dispatches to modules that each own a part of the room's state and say what
-//! happened: `seats` (who is in the room), `outbox` (seq, history, durability, fan-out),
-//! `timers` (deadlines) and `view` (what clients see). This file applies their answers and
-//! plays the game (moves, results, bots, in `play`). A new feature is a module and one arm in
-//! `handle`: draw offers, takebacks and rematch as an `offers` module answering
-//! `RoomCmd::Offer`, chat as a `chat` module with its own bounded log answering `RoomCmd::Say`
-//! (its messages are not game events: no `seq`, no store). Game clocks are `clocks`: the loop
-//! also sleeps until the running side's flag, and every command first checks it, so a move that
-//! arrives after the flag fell loses on time rather than being played.
+//! happened: `seats` (who is in the room), `chat` (the two channels), `offers` (draws,
+//! takebacks, rematches), `clocks` (game clocks), `outbox` (seq, history, durability, fan-out),
+//! `timers` (deadlines) and `view` (what clients see). This file holds the loop, the dispatch and
+//! sending; its children apply the modules' answers: `play` (moves, results, bots), `offer`,
+//! `chat`, `members` (joins, leaves, reconnects, sync) and `time` (deadlines, flags). A new
+//! feature is a module, a child here, and one arm in `handle`. Chat lines are not game events
+//! (no `seq`); a takeback is (it is stored like a move). The loop also sleeps until the running
+//! side's flag, and every command first checks it, so a move that arrives after the flag fell
+//! loses on time rather than being played.
 //!
 //! Abandonment (lichess-like, see docs/protocol.md): a disconnected player keeps the seat. The
 //! abandonment clock (`grace`) runs only while it is the absent player's turn; an absent player
 //! also loses once away for `absent_cap` in total, whoever's turn it is, so no game stalls. When
 //! both are away, the clock of the side to move runs. Open seats abandon nothing.
 
+mod chat;
+mod members;
 mod offer;
 mod play;
+mod time;
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -31,17 +35,17 @@ use tokio_tungstenite::tungstenite::Utf8Bytes;
 use super::chat::Chat;
 use super::clocks::Clocks;
 use super::offers::Offers;
-use super::outbox::{self, Ack, Outbox, Replay};
-use super::seats::{Departed, Human, Joining, Leaving, Member, Occupant, Seats};
+use super::outbox::{self, Ack, Outbox};
+use super::seats::{Human, Occupant, Seats};
 use super::timers::{sleep_until_opt, Timers};
 use super::view::{self, Facts, Finished};
-use super::{Joined, RoomCmd, RoomContext, RoomParams, SeatKind, Summary, Who};
+use super::{RoomCmd, RoomContext, RoomParams, SeatKind, Summary, Who};
 use crate::bot::{BotEvent, SearchHandle};
 use crate::client::ClientHandle;
 use crate::latest::Latest;
 use crate::protocol::{
-    cells, encode, encode_error, with_re, ChatChannel, ChatLine, ErrorCode, JoinAs, Outcome,
-    ProtoError, Reason, RoomStatus, Seat, ServerMsg, TimeControl,
+    cells, encode, encode_error, with_re, ErrorCode, Outcome, ProtoError, Reason, RoomStatus, Seat,
+    ServerMsg, TimeControl,
 };
 use crate::store::{GameRecord, SeatRecord};
 
@@ -526,248 +530,6 @@ impl Room {
                     Self::reply_err(&who.client, e, re.as_ref());
                 }
             }
-        }
-    }
-
-    // --- Chat: `chat` decides who reads what, the room sends and stores. ---
-
-    /// A member's line, to those who may read its channel; a player's line in a game is stored
-    /// with it first (the speaker's copy, with `re`, waits for the write like a move's ack).
-    fn say(&mut self, who: &Who, text: String, re: Option<&Value>) -> Result<(), ProtoError> {
-        let Some(member) = self.seats.member(&who.player_id) else {
-            return Err(err(ErrorCode::NotInRoom, "join the room to chat in it"));
-        };
-        let seat = member.seat;
-        let channel = Chat::channel_of(seat);
-        // A player's name as its seat shows it (with the room's suffix, if any).
-        let from = match seat.map(|s| self.seats.occupant(s)) {
-            Some(Occupant::Human(h)) => h.name.clone(),
-            _ => who.name.clone(),
-        };
-        let line = ChatLine {
-            channel,
-            from,
-            seat,
-            text: text.into(),
-            at: crate::store::now_ms(),
-        };
-        self.chat.push(line.clone());
-        if let (ChatChannel::Players, Some(seat)) = (channel, seat) {
-            if self.started {
-                self.store(crate::store::StoreEvent::Chat {
-                    room_id: self.id.to_string(),
-                    seat,
-                    name: line.from.to_string(),
-                    text: line.text.to_string(),
-                    at: line.at,
-                });
-            }
-        }
-        let bytes = encode(
-            &ServerMsg::Chat {
-                room_id: self.id.clone(),
-                line,
-            },
-            None,
-        );
-        if channel == ChatChannel::Players {
-            // Everyone reads it: held until this turn's store write, like a move.
-            self.broadcast_acked(bytes, re.map(|re| (&*who.player_id, re)));
-            return Ok(());
-        }
-        let game_over = self.finished.is_some();
-        let mut dropped = Vec::new();
-        for (pid, m) in self.seats.members() {
-            if !Chat::reads(channel, m.seat, game_over) {
-                continue;
-            }
-            let copy = match re {
-                Some(re) if **pid == *who.player_id => with_re(&bytes, re),
-                _ => bytes.clone(),
-            };
-            if !m.client.send(copy) {
-                dropped.push((pid.clone(), m.client.conn_id));
-            }
-        }
-        for (pid, conn) in dropped {
-            self.disconnected(&pid, conn);
-        }
-        Ok(())
-    }
-
-    // --- Members: `seats` decides, the room follows up. ---
-
-    fn join(
-        &mut self,
-        who: &Who,
-        as_: Option<JoinAs>,
-        re: Option<&Value>,
-    ) -> Result<Joined, ProtoError> {
-        if self.ctx.shutdown.is_cancelled() {
-            return Err(err(ErrorCode::ShuttingDown, "the server is shutting down"));
-        }
-        let may_sit = self.finished.is_none();
-        let max = self.ctx.settings.max_spectators;
-        match self.seats.join(who, as_, may_sit, max)? {
-            Joining::Back(seat) => {
-                self.seated_again(who, seat, re);
-                Ok(Some(seat))
-            }
-            Joining::Seated(seat) => {
-                self.timers.occupied();
-                self.maybe_start();
-                self.send_joined(&who.client, Some(seat), re);
-                self.room_update();
-                Ok(Some(seat))
-            }
-            Joining::Watching { new } => {
-                self.timers.occupied();
-                self.send_joined(&who.client, None, re);
-                if new {
-                    self.crowd_changed();
-                }
-                Ok(None)
-            }
-        }
-    }
-
-    /// A returning player has its seat back: the snapshot to it, then the news to the room.
-    fn seated_again(&mut self, who: &Who, seat: Seat, re: Option<&Value>) {
-        self.timers.occupied();
-        self.update_clock();
-        self.send_joined(&who.client, Some(seat), re);
-        self.room_update();
-    }
-
-    fn reconnect(&mut self, who: &Who) -> bool {
-        match self.seats.reconnect(who) {
-            Some(seat) => {
-                self.seated_again(who, seat, None);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn leave(&mut self, who: &Who) -> Result<(), ProtoError> {
-        let (playing, started) = (self.playing(), self.started);
-        match self.seats.leave(&who.player_id, playing, started)? {
-            Leaving::Resigns(seat) => {
-                self.finish(seat.other().into(), Reason::Resign, None);
-                self.room_update();
-            }
-            Leaving::Freed | Leaving::Kept => {
-                // A player who leaves a finished game leaves its rematch offer with it.
-                self.lapse_offers();
-                self.room_update();
-            }
-            Leaving::Watcher => self.crowd_changed(),
-        }
-        self.timers.maybe_empty(self.seats.is_empty());
-        Ok(())
-    }
-
-    fn disconnected(&mut self, player_id: &str, conn_id: u64) {
-        match self.seats.disconnected(player_id, conn_id) {
-            None => return,
-            Some(Departed::Player) => {
-                self.update_clock();
-                self.room_update();
-            }
-            Some(Departed::Watcher) => self.crowd_changed(),
-        }
-        self.timers.maybe_empty(self.seats.is_empty());
-    }
-
-    fn sync(&mut self, who: &Who, since_seq: u64, re: Option<&Value>) {
-        let Some(Member { client, seat }) = self.seats.member(&who.player_id) else {
-            Self::reply_err(
-                &who.client,
-                err(ErrorCode::NotInRoom, "join the room first"),
-                re,
-            );
-            return;
-        };
-        let limit = (self.ctx.settings.send_queue / 2) as u64;
-        match self.outbox.replay(since_seq, limit) {
-            // We cannot replay from there: send the whole state instead.
-            Replay::Snapshot => self.send_joined(client, *seat, re),
-            Replay::Events(events) => {
-                for bytes in events {
-                    if !client.send(bytes.clone()) {
-                        return;
-                    }
-                }
-                client.send(encode(
-                    &ServerMsg::Synced {
-                        room_id: self.id.to_string(),
-                        seq: self.outbox.seq(),
-                        clock: self.clocks.state(),
-                    },
-                    re,
-                ));
-            }
-        }
-    }
-
-    // --- Time: `timers` says what is due, one deadline at a time. ---
-
-    /// Starts or stops the abandonment clock of the side to move; true if one started now.
-    fn update_clock(&mut self) -> bool {
-        let to_move = self.to_move();
-        let absent = self.playing() && self.seats.absent(to_move);
-        self.timers.turn_absent(absent.then_some(to_move))
-    }
-
-    /// Ends the game if the side to move has run out of time by `now`: on time with a clock,
-    /// as abandoned when a game without one hit its idle limit (`rooms.idle_move_ms`).
-    fn flag_if_due(&mut self, now: Instant) {
-        if !self.playing() {
-            return;
-        }
-        if let Some(seat) = self.clocks.flagged(now) {
-            let reason = if self.clocks.time_control().is_clocked() {
-                Reason::Time
-            } else {
-                Reason::Abandoned
-            };
-            tracing::info!(room = %self.id, ?seat, ?reason, "out of time");
-            self.finish(seat.other().into(), reason, None);
-        }
-    }
-
-    fn on_timer(&mut self) {
-        let now = Instant::now();
-        self.flag_if_due(now);
-        let ctx = self.ctx.clone();
-        let settings = &ctx.settings;
-        if let Some(seat) = self.timers.turn_expired(now, settings) {
-            self.finish(seat.other().into(), Reason::Abandoned, None);
-        }
-        if self.playing() {
-            let away = self.seats.away_since();
-            if let Some(seat) = Timers::absence_expired(now, settings, away) {
-                self.finish(seat.other().into(), Reason::Abandoned, None);
-            }
-        }
-        if self.timers.crowd_due(now, settings) {
-            self.room_update();
-        }
-        if self.timers.finished_expired(now, settings) {
-            self.closed = true;
-        }
-        let (empty, playing) = (self.seats.is_empty(), self.playing());
-        if self.timers.unwatched_expired(now, settings, empty, playing) {
-            // Nobody sees this game between bots: stop it (recorded, so it is not restored
-            // after a restart) and close the room at once, freeing its bot slot, its place in
-            // `limits.max_rooms` and its creator's `limits.bot_rooms_per_player`.
-            tracing::info!(room = %self.id, "bot game aborted: nobody watching");
-            self.finish(Outcome::Draw, Reason::Aborted, None);
-            self.closed = true;
-            return;
-        }
-        if self.timers.empty_expired(now, settings, empty, playing) {
-            self.closed = true;
         }
     }
 

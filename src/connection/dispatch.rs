@@ -1,0 +1,325 @@
+//! What a connection does with each message once it is admitted: `hello` (sessions), then the
+//! lobby's messages here and the room's forwarded to the room.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::Conn;
+use crate::client::CLOSE_TAKEN_OVER;
+use crate::lobby::Session;
+use crate::pairing::{Fallback, SeekTerms};
+use crate::protocol::{
+    encode, ClientMsg, ErrorCode, ProtoError, SeatSpec, ServerMsg, PROTOCOL_VERSION,
+};
+use crate::room::{RoomCmd, SeatKind, Who};
+
+impl Conn {
+    pub(super) fn who(&self, session: &Session) -> Who {
+        Who {
+            player_id: session.player_id.clone(),
+            name: session.name(),
+            client: self.client.clone(),
+        }
+    }
+
+    pub(super) fn room(&self, room_id: &str) -> Result<crate::lobby::RoomEntry, ProtoError> {
+        self.server
+            .lobby
+            .room(room_id)
+            .ok_or_else(|| ProtoError::new(ErrorCode::NoSuchRoom, format!("no room {room_id:?}")))
+    }
+
+    /// Sends `cmd` to a room: one this connection is in through its own handle, any other
+    /// through the lobby (the room answers a non-member's move with an error).
+    pub(super) async fn send_to_room(&self, room_id: &str, cmd: RoomCmd) -> Result<(), ProtoError> {
+        match self.rooms.get(room_id) {
+            Some(handle) => handle.send(cmd).await,
+            None => self.room(room_id)?.handle.send(cmd).await,
+        }
+    }
+
+    pub(super) async fn dispatch(
+        &mut self,
+        msg: ClientMsg,
+        re: Option<&Value>,
+    ) -> Result<(), ProtoError> {
+        let (session, msg) = match (&self.session, msg) {
+            (None, ClientMsg::Hello { name, token }) => return self.hello(name, token, re).await,
+            (None, _) => return Err(ProtoError::new(ErrorCode::NotHello, "send hello first")),
+            (Some(s), msg) => (s.clone(), msg),
+        };
+        let reply = |m: ServerMsg| {
+            self.client.send(encode(&m, re));
+        };
+        match msg {
+            ClientMsg::Hello { .. } => {
+                return Err(ProtoError::new(
+                    ErrorCode::AlreadyHello,
+                    "hello was already received",
+                ))
+            }
+            ClientMsg::Ping {} => reply(ServerMsg::Pong {}),
+            ClientMsg::ListRooms { limit, after } => {
+                // Paged so that one request queues at most a page (`send_queue_bytes` bounds
+                // what piles up; this bounds what one reply adds).
+                let page = self.server.config.limits.room_list_page;
+                let limit = limit.unwrap_or(page).clamp(1, page);
+                let (rooms, next) = self.server.lobby.summaries_page(after.as_deref(), limit);
+                reply(ServerMsg::RoomList { rooms, next })
+            }
+            ClientMsg::WatchLobby {} => {
+                // Watch first: a change between the list and the registration is then sent
+                // again rather than missed. The first page only: the client asks for the rest
+                // with `list_rooms` and `after`, applying updates and pages in arrival order.
+                self.server.lobby.watch(self.client.clone());
+                let page = self.server.config.limits.room_list_page;
+                let (rooms, next) = self.server.lobby.summaries_page(None, page);
+                reply(ServerMsg::RoomList { rooms, next });
+                if !self.server.pairing.is_empty() {
+                    let seeks = self.server.pairing.list();
+                    self.client.send(encode(&ServerMsg::Seeks { seeks }, None));
+                }
+            }
+            ClientMsg::UnwatchLobby {} => {
+                self.server.lobby.unwatch(self.client.conn_id);
+                reply(ServerMsg::LobbyUnwatched {})
+            }
+            ClientMsg::CreateRoom {
+                game,
+                width,
+                height,
+                rule,
+                x,
+                o,
+                time_control,
+                casual,
+            } => {
+                let mut params = self.server.lobby.check_params(
+                    &game,
+                    width,
+                    height,
+                    rule.as_deref(),
+                    &x,
+                    &o,
+                    time_control.as_ref(),
+                )?;
+                params.casual = casual;
+                if params.seats.iter().any(|k| matches!(k, SeatKind::Me)) {
+                    // Written before the room exists: a bot may move first, and the creator's
+                    // row must be durable no later than that move (the store keeps order).
+                    self.server.lobby.seated(&session);
+                }
+                let (handle, seat) =
+                    self.server
+                        .lobby
+                        .open_room(self.who(&session), params, re.cloned())?;
+                if seat.is_some() {
+                    session.add_seat(handle.id.clone());
+                }
+                self.rooms.insert(handle.id.clone(), handle);
+            }
+            ClientMsg::JoinRoom { room_id, as_ } => {
+                let entry = self.room(&room_id)?;
+                let seat = entry
+                    .handle
+                    .join(self.who(&session), as_, re.cloned())
+                    .await?;
+                if seat.is_some() {
+                    self.server.lobby.seated(&session);
+                    session.add_seat(entry.handle.id.clone());
+                }
+                self.rooms.insert(entry.handle.id.clone(), entry.handle);
+            }
+            ClientMsg::LeaveRoom { room_id } => {
+                let entry = self.room(&room_id)?;
+                entry.handle.leave(self.who(&session)).await?;
+                self.rooms.remove(&*room_id);
+                session.remove_seat(&room_id);
+                reply(ServerMsg::Left { room_id });
+            }
+            ClientMsg::Move { room_id, x, y } => {
+                let who = self.who(&session);
+                let re = re.cloned();
+                self.send_to_room(&room_id, RoomCmd::Move { who, x, y, re })
+                    .await?;
+            }
+            ClientMsg::Resign { room_id } => {
+                let who = self.who(&session);
+                let re = re.cloned();
+                self.send_to_room(&room_id, RoomCmd::Resign { who, re })
+                    .await?;
+            }
+            ClientMsg::Sync { room_id, since_seq } => {
+                let who = self.who(&session);
+                let re = re.cloned();
+                self.send_to_room(&room_id, RoomCmd::Sync { who, since_seq, re })
+                    .await?;
+            }
+            ClientMsg::Seek {
+                game,
+                width,
+                height,
+                rule,
+                casual,
+                bot,
+                bot_after_ms,
+                time_control,
+            } => {
+                // The same checks as a room against that bot (or an open seat).
+                let other = match &bot {
+                    Some(level) => SeatSpec::Bot { bot: level.clone() },
+                    None => SeatSpec::Word("open".into()),
+                };
+                let me = SeatSpec::Word("me".into());
+                let params = self.server.lobby.check_params(
+                    &game,
+                    width,
+                    height,
+                    rule.as_deref(),
+                    &me,
+                    &other,
+                    time_control.as_ref(),
+                )?;
+                let after = bot_after_ms.unwrap_or(15_000);
+                if after > 600_000 {
+                    return Err(ProtoError::new(
+                        ErrorCode::BadSeek,
+                        "bot_after_ms must be at most 600000",
+                    ));
+                }
+                let fallback = bot.map(|level| Fallback {
+                    level,
+                    after: Duration::from_millis(after),
+                });
+                let terms = SeekTerms {
+                    rules: params.rules,
+                    casual,
+                    time_control: params.time_control,
+                };
+                self.server
+                    .pairing
+                    .seek(self.who(&session), terms, fallback, re)?;
+            }
+            ClientMsg::CancelSeek {} => {
+                self.server.pairing.cancel(&session.player_id);
+                reply(ServerMsg::SeekCancelled {});
+            }
+            ClientMsg::AcceptSeek { seek_id } => {
+                let who = self.who(&session);
+                self.server.pairing.accept(who, &seek_id, re)?;
+            }
+            ClientMsg::Offer { room_id, kind } => {
+                let who = self.who(&session);
+                let re = re.cloned();
+                self.send_to_room(&room_id, RoomCmd::Offer { who, kind, re })
+                    .await?;
+            }
+            ClientMsg::Respond {
+                room_id,
+                kind,
+                accept,
+            } => {
+                let who = self.who(&session);
+                let re = re.cloned();
+                let cmd = RoomCmd::Respond {
+                    who,
+                    kind,
+                    accept,
+                    re,
+                };
+                self.send_to_room(&room_id, cmd).await?;
+            }
+            ClientMsg::Chat { room_id, text } => {
+                let text = crate::names::chat_line(&text, self.server.config.chat.max_chars)?;
+                // Only a line the room may take costs from the bucket.
+                if !self.rooms.contains_key(room_id.as_str()) {
+                    self.room(&room_id)?;
+                    return Err(ProtoError::new(
+                        ErrorCode::NotInRoom,
+                        "join the room to chat in it",
+                    ));
+                }
+                if !self.chat_bucket.take() {
+                    return Err(ProtoError::new(
+                        ErrorCode::ChatTooFast,
+                        "too many chat lines; wait a little",
+                    ));
+                }
+                let who = self.who(&session);
+                let re = re.cloned();
+                self.send_to_room(&room_id, RoomCmd::Say { who, text, re })
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) async fn hello(
+        &mut self,
+        name: Option<String>,
+        token: Option<String>,
+        re: Option<&Value>,
+    ) -> Result<(), ProtoError> {
+        let name = match name {
+            Some(raw) => crate::names::clean(&raw, self.server.config.limits.max_name_chars)?,
+            None => None,
+        };
+        let lobby = &self.server.lobby;
+        let found = token
+            .as_deref()
+            .and_then(|t| Some((lobby.session(t)?, t.to_string())));
+        let (session, token, resumed) = match found {
+            Some((s, t)) => {
+                if let Some(n) = name.filter(|n| **n != *s.name()) {
+                    s.set_name(n.into());
+                    lobby.renamed(&s);
+                }
+                (s, t, true)
+            }
+            // Memory only until it takes a seat (`Lobby::seated`): a hello that never sits
+            // leaves no row.
+            None => {
+                let n = name.unwrap_or_else(|| {
+                    format!("guest-{}", &uuid::Uuid::new_v4().simple().to_string()[..4])
+                });
+                let (s, t) = lobby.new_session(n.into());
+                (s, t, false)
+            }
+        };
+        if let Some(old) = session.attach(self.client.clone()) {
+            if old.conn_id != self.client.conn_id {
+                old.close(CLOSE_TAKEN_OVER, "session resumed on another connection");
+            }
+        }
+        self.session = Some(session.clone());
+        self.client.send(encode(
+            &ServerMsg::Welcome {
+                player_id: session.player_id.to_string(),
+                name: session.name().to_string(),
+                token,
+                protocol: PROTOCOL_VERSION,
+                resumed,
+                bots: self.server.bots.infos(),
+            },
+            re,
+        ));
+        if resumed {
+            for room_id in session.seats() {
+                let back = match lobby.room(&room_id) {
+                    Some(entry) if entry.handle.reconnect(self.who(&session)).await => {
+                        Some(entry.handle)
+                    }
+                    _ => None,
+                };
+                match back {
+                    Some(handle) => {
+                        self.rooms.insert(room_id, handle);
+                    }
+                    None => session.remove_seat(&room_id),
+                }
+            }
+        }
+        Ok(())
+    }
+}
