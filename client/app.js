@@ -689,7 +689,7 @@ conn.addEventListener("message", (ev) => {
       if (offerMessage(msg)) {
         renderGame();
         // An opponent's offer waits for an answer: say so in a hidden tab.
-        if (msg.type === "offer" && state.you?.role === "player" && msg.by !== state.you.seat) alertPlayer("An offer from your opponent");
+        if (msg.type === "offer" && state.you?.role === "player" && msg.by !== state.you.seat) alertPlayer(t("offer.alert"));
       }
       break;
     case "rematch":

@@ -3,20 +3,9 @@
 // not see the spectators' lines while the game runs), so this module shows every line it gets,
 // labelled with its channel when the reader may see both. The channel is the speaker's role:
 // nothing here chooses it. Hiding the chat is this browser's choice, remembered in localStorage.
+// Its text is the catalogue's (chat.*, error.*: i18n.js).
 
-// The user-visible strings, together for the string catalogue.
-const TEXT = {
-  players: "players",
-  spectators: "spectators",
-  placeholder_player: "To your opponent…",
-  placeholder_spectator: "To the spectators…",
-  hide: "Hide chat",
-  empty: "No messages yet.",
-  chat_too_long: (max) => `That message is too long: at most ${max} characters.`,
-  chat_too_fast: "You are sending messages too fast: wait a moment.",
-  bad_chat: "That message cannot be sent (empty, or with control characters).",
-  not_in_room: "You are not in this room.",
-};
+import { t, errorText } from "./i18n.js";
 
 export const CHAT_MAX = 280; // the server's chat.max_chars
 const HIDE_KEY = "caro-arena.hide-chat";
@@ -32,7 +21,6 @@ export function initChat(conn, onError) {
   input.maxLength = CHAT_MAX;
   const hide = $("#chat-hide");
   hide.checked = localStorage.getItem(HIDE_KEY) === "1";
-  $("#chat-hide-text").textContent = TEXT.hide;
   hide.addEventListener("change", () => {
     localStorage.setItem(HIDE_KEY, hide.checked ? "1" : "0");
     renderChat();
@@ -45,15 +33,10 @@ export function initChat(conn, onError) {
       await conn.request("chat", { room_id: chat.roomId, text });
       input.value = "";
     } catch (err) {
-      onError(chatError(err));
+      onError(errorText(err));
     }
   });
   renderChat();
-}
-
-export function chatError(err) {
-  if (err?.code === "chat_too_long") return TEXT.chat_too_long(CHAT_MAX);
-  return TEXT[err?.code] || err?.message || String(err);
 }
 
 // A snapshot (room_joined): the lines it carries replace what we had.
@@ -89,7 +72,7 @@ function renderChat() {
   const hidden = $("#chat-hide").checked;
   $("#chat-body").hidden = hidden;
   const spectator = chat.you?.role === "spectator";
-  $("#chat-input").placeholder = spectator ? TEXT.placeholder_spectator : TEXT.placeholder_player;
+  $("#chat-input").placeholder = t(spectator ? "chat.placeholder_spectator" : "chat.placeholder_player");
   const both = spectator || chat.status === "finished" || chat.lines.some((l) => l.channel === "spectators");
   const ul = $("#chat-lines");
   const items = chat.lines.map((l) => {
@@ -99,13 +82,13 @@ function renderChat() {
     if (both) {
       const ch = document.createElement("span");
       ch.className = "chat-channel";
-      ch.textContent = `[${TEXT[l.channel] || l.channel}]`;
+      ch.textContent = `[${t(l.channel === "players" ? "chat.channel.players" : "chat.channel.spectators")}]`;
       li.append(ch, " ");
     }
     const who = document.createElement("span");
     who.className = "chat-from";
     if (l.seat) who.dataset.seat = l.seat;
-    who.textContent = l.seat ? `${l.from} (${l.seat.toUpperCase()})` : l.from;
+    who.textContent = l.seat ? t("chat.from_seat", { from: l.from, seat: l.seat.toUpperCase() }) : l.from;
     const text = document.createElement("span");
     text.className = "chat-text";
     text.textContent = l.text;
@@ -115,7 +98,7 @@ function renderChat() {
   if (!items.length) {
     const li = document.createElement("li");
     li.className = "empty";
-    li.textContent = TEXT.empty;
+    li.textContent = t("chat.empty");
     items.push(li);
   }
   ul.replaceChildren(...items);

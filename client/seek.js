@@ -2,31 +2,22 @@
 // with the chosen terms (and, optionally, a bot to play if nobody comes in time), shows a
 // waiting state with Cancel, and lists the other players' open seeks (the `seeks` message that
 // lobby watchers get) with a button to take one. On `paired` the page goes to the new room,
-// whose route joins it and takes the held seat.
+// whose route joins it and takes the held seat. Its text is the catalogue's (seek.*: i18n.js).
 
 import { TIME_CONTROLS, timeControlOf, timeControlText } from "./clock.js";
 import { seatText } from "./seats.js";
-
-// The user-visible strings, together for the string catalogue.
-const TEXT = {
-  waiting: "Looking for an opponent…",
-  waiting_bot: (bot, s) => `Looking for an opponent… (${bot} plays you after ${s} s)`,
-  no_bot: "No bot: keep waiting",
-  take: "Play",
-  yours: "(your seek)",
-  none: "No one is looking for a game.",
-  casual: "casual",
-  errors: { no_such_seek: "That seek is gone: someone else took it, or it was cancelled." },
-};
+import { t, has, errorText } from "./i18n.js";
 
 const $ = (sel) => document.querySelector(sel);
 const seek = { id: null, list: [] };
 let deps = null;
 
+// A seek's terms as the lobby words a room's (room.*, rule_name.*).
 function gameText(s) {
-  if (s.game === "tictactoe") return `Tic-tac-toe ${s.width}x${s.height}`;
-  const tc = s.time_control ? `, ${timeControlText(s.time_control)}` : "";
-  return `Caro ${s.width}x${s.height}, ${s.rule.replace("_", " ")}${tc}${s.casual ? `, ${TEXT.casual}` : ""}`;
+  if (s.game === "tictactoe") return t("room.tictactoe", { width: s.width, height: s.height });
+  let game = t("room.caro", { width: s.width, height: s.height, rule: has(`rule_name.${s.rule}`) ? t(`rule_name.${s.rule}`) : s.rule });
+  if (s.time_control) game = t("room.with_clock", { game, clock: timeControlText(s.time_control) });
+  return s.casual ? t("seek.casual_tag", { game }) : game;
 }
 
 // `conn` sends; `onError` shows a sentence; `onPaired(roomId)` goes to the room.
@@ -57,11 +48,11 @@ export function initSeek(conn, onError, onPaired) {
       const reply = await conn.request("seek", body);
       if (reply.type === "seeking") {
         seek.id = reply.seek_id;
-        $("#seek-status-text").textContent = bot ? TEXT.waiting_bot(bot, after) : TEXT.waiting;
+        $("#seek-status-text").textContent = bot ? t("seek.waiting_bot", { bot, seconds: after }) : t("seek.waiting");
       }
       // `paired` at once: onPaired has run from the message listener.
     } catch (err) {
-      onError(err.message || String(err.code));
+      onError(errorText(err));
     }
     render();
   });
@@ -81,7 +72,7 @@ export function initSeek(conn, onError, onPaired) {
 export function seekBots(bots) {
   const sel = $("#seek-bot");
   const keep = sel.value;
-  sel.replaceChildren(new Option(TEXT.no_bot, ""));
+  sel.replaceChildren(new Option(t("seek.no_bot"), ""));
   for (const b of bots) sel.append(new Option(b.name, b.name));
   sel.value = [...sel.options].some((o) => o.value === keep) ? keep : "";
 }
@@ -148,17 +139,17 @@ function render() {
     if (s.seek_id === seek.id) {
       const mine = document.createElement("span");
       mine.className = "room-meta";
-      mine.textContent = TEXT.yours;
+      mine.textContent = t("seek.yours");
       li.append(mine);
     } else {
       const b = document.createElement("button");
       b.type = "button";
-      b.textContent = TEXT.take;
+      b.textContent = t("seek.take");
       b.addEventListener("click", async () => {
         try {
           await deps.conn.request("accept_seek", { seek_id: s.seek_id });
         } catch (err) {
-          deps.onError(TEXT.errors[err.code] || err.message || String(err.code));
+          deps.onError(errorText(err));
         }
       });
       li.append(b);
@@ -168,7 +159,7 @@ function render() {
   if (!items.length) {
     const li = document.createElement("li");
     li.className = "empty";
-    li.textContent = TEXT.none;
+    li.textContent = t("seek.none");
     items.push(li);
   }
   ul.replaceChildren(...items);

@@ -354,3 +354,19 @@ test("quick pairing: two seeks with the same terms meet, a seek is taken from th
     await close(a, b);
   }
 });
+
+test("the new panels read in Vietnamese from the catalogue", async () => {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 860 }, locale: "vi-VN" });
+  try {
+    const page = await context.newPage();
+    await page.goto(server.base + "/");
+    await page.waitForSelector('#conn[data-state="online"]');
+    assert.equal(await page.textContent("#seek-h"), "Chơi với bất kỳ ai");
+    assert.equal(await page.textContent('#seek-form button[type="submit"]'), "Tìm đối thủ");
+    assert.equal(await page.textContent("#seeks li.empty"), "Chưa ai đang tìm ván.");
+    assert.equal(await page.textContent("#offer-draw"), "Xin hòa");
+    assert.equal(await page.getAttribute("#chat-input", "placeholder"), "Nhắn cho đối thủ…");
+  } finally {
+    await context.close();
+  }
+});
