@@ -192,7 +192,8 @@ impl Table {
 pub fn table(rule: Rule, k: u8) -> &'static Table {
     // Win lengths 3..=6 are classified by a radius-5 window. Longer ones get the k = 6 table:
     // its fives are then only hints (every win is confirmed on the stones), see docs/engine.md.
-    static TABLES: [[OnceLock<Table>; 4]; 4] = [const { [const { OnceLock::new() }; 4] }; 4];
+    static TABLES: [[OnceLock<Table>; 4]; Rule::ALL.len()] =
+        [const { [const { OnceLock::new() }; 4] }; Rule::ALL.len()];
     let r = Rule::ALL.iter().position(|&x| x == rule).unwrap_or(0);
     let slot = (k.clamp(3, 6) - 3) as usize;
     TABLES[r][slot].get_or_init(|| Table::build(rule, k.clamp(3, 6)))
