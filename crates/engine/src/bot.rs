@@ -120,12 +120,26 @@ impl Bot {
         stop: &AtomicBool,
         info: &mut dyn FnMut(&SearchInfo),
     ) -> Option<SearchResult> {
+        self.choose_limited(board, time, None, stop, info)
+    }
+
+    /// As [`Bot::choose_within`], with a node budget for the full search too (`pbrain-caro
+    /// --nodes`: self-play that does not depend on the machine's load). The classic style
+    /// ignores it.
+    pub fn choose_limited(
+        &mut self,
+        board: &Board,
+        time: Duration,
+        nodes: Option<u64>,
+        stop: &AtomicBool,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> Option<SearchResult> {
         let mut result = match self.level.style {
             Style::Full => {
                 let limits = Limits {
                     max_depth: self.level.max_depth,
                     time: Some(self.level.time.min(time)),
-                    nodes: None,
+                    nodes,
                 };
                 self.engine.search(board, &limits, stop, info)?
             }

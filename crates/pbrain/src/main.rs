@@ -62,6 +62,7 @@ fn main() {
                 blunder: 0.0,
             },
             seed: 1,
+            nodes: None,
         }),
         None => serve(cli.level.options()),
     }
@@ -124,6 +125,9 @@ struct LevelArgs {
     /// Seed of the blunders.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Node budget per move of the full search, besides the clock (fixed-node self-play).
+    #[arg(long, value_parser = value_parser!(u64).range(1..))]
+    nodes: Option<u64>,
 }
 
 /// `--style`.
@@ -162,6 +166,7 @@ impl LevelArgs {
                 blunder: self.blunder,
             },
             seed: self.seed,
+            nodes: self.nodes,
         }
     }
 }
@@ -172,6 +177,9 @@ impl LevelArgs {
 struct Options {
     level: Level,
     seed: u64,
+    /// `--nodes`: a node budget per move besides the clock, not a `Level` field (the server's
+    /// bots have none); for self-play whose result does not depend on the machine's load.
+    nodes: Option<u64>,
 }
 
 /// Speaks the protocol on stdin/stdout, playing at `options`' level.
@@ -291,6 +299,8 @@ struct Brain {
     /// Cells marked `3` in the last `BOARD` (the winning line of a previous game in continuous
     /// mode): not stones of either side, but we do not answer on them.
     marked: Vec<Move>,
+    /// `--nodes`: the full search's node budget per move.
+    nodes: Option<u64>,
 }
 
 impl Brain {
@@ -303,6 +313,7 @@ impl Brain {
             bot: Bot::with_table(options.level, options.seed, DEFAULT_TT_MB),
             rule_error: None,
             marked: Vec::new(),
+            nodes: options.nodes,
         }
     }
 
@@ -599,6 +610,7 @@ impl Brain {
         let (soft, hard) = self.clock.budget(self.bot.level().time);
         let stop = AtomicBool::new(false);
         let bot = &mut self.bot;
+        let nodes = self.nodes;
         let result = std::thread::scope(|scope| {
             let (done, watch) = mpsc::channel::<()>();
             let stop = &stop;
@@ -609,7 +621,7 @@ impl Brain {
                 }
             });
             let mut report = |info: &SearchInfo| send(out, &Reply::Message(describe(info)));
-            let result = bot.choose_within(board, soft, stop, &mut report);
+            let result = bot.choose_limited(board, soft, nodes, stop, &mut report);
             drop(done);
             result
         });
@@ -815,7 +827,9 @@ mod tests {
                 blunder: 0.25,
             }
         );
-        assert_eq!(o.seed, 9);
+        assert_eq!((o.seed, o.nodes), (9, None));
+        let o = options(&["--nodes", "60000"]).unwrap();
+        assert_eq!((o.nodes, o.level.max_depth), (Some(60_000), FULL_DEPTH));
         let o = options(&["--depth", "6", "--seed", "2", "--depth=3"]).unwrap();
         assert_eq!((o.level.max_depth, o.seed), (3, 2), "the last value wins");
         let o = options(&["--style", "classic"]).unwrap();
@@ -830,6 +844,7 @@ mod tests {
             &["--time-ms", "0"],
             &["--style", "fast"],
             &["--seed", "-1"],
+            &["--nodes", "0"],
             &["--level", "strong"],
             &["7"],
         ] {
