@@ -35,6 +35,7 @@ fn limits(label: Label) -> Limits {
     Limits {
         max_depth: 64,
         time: None,
+        time_max: None,
         nodes: Some(match label {
             Label::Mate => mate_nodes,
             Label::Lost => LOST_NODES,
@@ -333,6 +334,7 @@ fn the_caro_double_three_is_not_pruned_against_an_open_three() {
     let limits = Limits {
         max_depth: 64,
         time: None,
+        time_max: None,
         nodes: Some(MATE_NODES),
     };
     for rule in [Rule::Caro, Rule::CaroOverline] {
