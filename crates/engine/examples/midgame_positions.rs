@@ -63,6 +63,7 @@ fn main() {
                 let limits = Limits {
                     max_depth: 64,
                     time: None,
+                    time_max: None,
                     nodes: Some(PLAY_NODES),
                 };
                 let r = engine.search(&board, &limits, &stop, &mut |_| {}).unwrap();
@@ -75,6 +76,7 @@ fn main() {
             let limits = Limits {
                 max_depth: 64,
                 time: None,
+                time_max: None,
                 nodes: Some(CHECK_NODES),
             };
             let r = engine.search(&board, &limits, &stop, &mut |_| {}).unwrap();

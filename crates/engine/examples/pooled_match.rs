@@ -39,6 +39,7 @@ fn play(job: &Job, reused_is_x: bool, reused: &mut Engine) -> u32 {
     let limits = Limits {
         max_depth: 64,
         time: None,
+        time_max: None,
         nodes: Some(job.nodes),
     };
     while board.status() == Status::Ongoing {

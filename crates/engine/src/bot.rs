@@ -16,6 +16,7 @@ use std::time::Duration;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::search::time::Budget;
 use crate::search::{Engine, Limits, SearchInfo, SearchResult, WIN};
 use crate::{Board, Status};
 
@@ -120,12 +121,33 @@ impl Bot {
         stop: &AtomicBool,
         info: &mut dyn FnMut(&SearchInfo),
     ) -> Option<SearchResult> {
+        let budget = Budget {
+            optimum: time,
+            maximum: None,
+        };
+        self.choose_limited(board, budget, None, stop, info)
+    }
+
+    /// As [`Bot::choose_within`], with a match clock's budget (an optimum the search scales
+    /// by the answer's stability, up to a maximum: [`crate::search::time`]) and a node budget
+    /// for the full search too (`pbrain-caro --nodes`: self-play that does not depend on the
+    /// machine's load). The level's time caps both times. The classic style ignores all but
+    /// the stop flag.
+    pub fn choose_limited(
+        &mut self,
+        board: &Board,
+        budget: Budget,
+        nodes: Option<u64>,
+        stop: &AtomicBool,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> Option<SearchResult> {
         let mut result = match self.level.style {
             Style::Full => {
                 let limits = Limits {
                     max_depth: self.level.max_depth,
-                    time: Some(self.level.time.min(time)),
-                    nodes: None,
+                    time: Some(self.level.time.min(budget.optimum)),
+                    time_max: budget.maximum.map(|m| self.level.time.min(m)),
+                    nodes,
                 };
                 self.engine.search(board, &limits, stop, info)?
             }

@@ -26,6 +26,7 @@ pub mod game;
 pub mod positions;
 pub mod rules;
 pub mod search;
+pub mod selfplay;
 pub mod zobrist;
 
 pub use game::{Board, Cell, Move, MoveError, Player, SetupError, Status};

@@ -136,7 +136,12 @@ fn parse_line(line: &str) -> Result<TestPosition, String> {
         return Err(format!("expected 7 fields, found {}", fields.len()));
     };
     let code: u32 = rule.parse().map_err(|_| format!("bad rule {rule:?}"))?;
-    let rule = Rule::from_gomocup(code).ok_or_else(|| format!("unsupported rule {code}"))?;
+    // The position files' own convention (their README): 8 is caro with overlines, blocked
+    // or not, as `caro_overline`, not the Gomocup referee's rule that `from_gomocup` maps 8 to.
+    let rule = match code {
+        8 => Rule::CaroOverline,
+        _ => Rule::from_gomocup(code).ok_or_else(|| format!("unsupported rule {code}"))?,
+    };
     let to_move = match to_move {
         "black" => Player::X,
         "white" => Player::O,

@@ -42,11 +42,13 @@ fn referee(board: &Board) -> Status {
             }
         }
     };
-    let (overline_wins, blocks_count) = match rules.rule() {
-        Rule::Freestyle => (true, false),
-        Rule::ExactFive => (false, false),
-        Rule::Caro => (false, true),
-        Rule::CaroOverline => (true, true),
+    // (overline wins, blocks deny a five, blocks deny an overline)
+    let (overline_wins, blocks_count, blocks_overline) = match rules.rule() {
+        Rule::Freestyle => (true, false, false),
+        Rule::ExactFive => (false, false, false),
+        Rule::Caro => (false, true, true),
+        Rule::CaroOverline => (true, true, true),
+        Rule::CaroGomocup => (true, true, false),
     };
     for y in 0..h {
         for x in 0..w {
@@ -66,7 +68,12 @@ fn referee(board: &Board) -> Status {
                 let opponent = Beyond::Stone(p.opponent());
                 let blocked_both =
                     at(x - dx, y - dy) == opponent && at(x + dx * len, y + dy * len) == opponent;
-                if long_enough && !(blocks_count && blocked_both) {
+                let blocks = if len > k {
+                    blocks_overline
+                } else {
+                    blocks_count
+                };
+                if long_enough && !(blocks && blocked_both) {
                     return Status::Won(p);
                 }
             }
@@ -180,6 +187,7 @@ fn a_five_blocked_at_both_ends_wins_only_without_the_caro_rule() {
         (Rule::ExactFive, true),
         (Rule::Caro, false),
         (Rule::CaroOverline, false),
+        (Rule::CaroGomocup, false),
     ] {
         let board = build(caro(rule), &xs, &os);
         let expected = if won {
@@ -201,6 +209,7 @@ fn an_overline_wins_only_where_the_rule_allows_it() {
         (Rule::ExactFive, false),
         (Rule::Caro, false),
         (Rule::CaroOverline, true),
+        (Rule::CaroGomocup, true),
     ] {
         let board = build(caro(rule), &xs, &[]);
         assert_eq!(board.status() == Status::Won(Player::X), won, "{rule}");
@@ -211,6 +220,11 @@ fn an_overline_wins_only_where_the_rule_allows_it() {
     // Under caro_overline an overline blocked at both ends does not win either.
     let board = build(caro(Rule::CaroOverline), &xs, &[(1, 7), (8, 7)]);
     assert_eq!(board.status(), Status::Ongoing);
+    // Gomocup's referee (rule 8, `caro_gomocup`) counts it: the game against Pela that lost to
+    // an overline of six blocked by our stones at both ends.
+    let board = build(caro(Rule::CaroGomocup), &xs, &[(1, 7), (8, 7)]);
+    assert_eq!(board.status(), Status::Won(Player::X));
+    assert_eq!(referee(&board), Status::Won(Player::X));
 }
 
 #[test]
@@ -282,8 +296,12 @@ fn a_full_board_without_a_line_is_a_draw() {
 
 fn rules_strategy() -> impl Strategy<Value = Rules> {
     prop_oneof![
-        (5u8..=9, 5u8..=9, 0usize..4)
-            .prop_map(|(w, h, r)| Rules::caro(w, h, Rule::ALL[r]).unwrap()),
+        (5u8..=9, 5u8..=9, 0usize..Rule::ALL.len()).prop_map(|(w, h, r)| Rules::caro(
+            w,
+            h,
+            Rule::ALL[r]
+        )
+        .unwrap()),
         (3u8..=5, 3u8..=5).prop_map(|(w, h)| Rules::mnk(w, h, 3).unwrap()),
         Just(Rules::caro(15, 15, Rule::Caro).unwrap()),
     ]

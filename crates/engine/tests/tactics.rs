@@ -35,6 +35,7 @@ fn limits(label: Label) -> Limits {
     Limits {
         max_depth: 64,
         time: None,
+        time_max: None,
         nodes: Some(match label {
             Label::Mate => mate_nodes,
             Label::Lost => LOST_NODES,
@@ -314,4 +315,53 @@ fn midgame_speed() {
         depths.iter().filter(|&&d| d >= 12).count(),
         depths.len()
     );
+}
+
+/// The caro double three (docs/engine.md, "The caro double three"). X has just made a four on
+/// the diagonal `j2`-`f6`; O can block it at `i3` or leave the five blocked at both ends with
+/// `k1`, and loses either way to X's double three `g4`: O's open three `e7 f7 g7` only becomes an
+/// "open four" that X stops with one stone (`c7`: then `h7` would make a five blocked at both
+/// ends by `c7` and `i7`). The search used to let X answer an open three only by blocking it or
+/// by a four, so it never looked at `g4` and scored O's `k1` +1448 at depth 12, which lost a
+/// game. O must see that it is lost, and X must find `g4`.
+#[test]
+fn the_caro_double_three_is_not_pruned_against_an_open_three() {
+    use caro_engine::{Board, Rule, Rules};
+    let sq = |s: &str| caro_engine::positions::parse_square(s).unwrap();
+    let game = "h8 h9 i7 j6 f6 g7 g5 j8 h4 e7 h5 f7 f5 i5 h6 h3 f4 e3 f3 f2 j2";
+    let moves: Vec<_> = game.split(' ').map(sq).collect();
+    let stop = AtomicBool::new(false);
+    let limits = Limits {
+        max_depth: 64,
+        time: None,
+        time_max: None,
+        nodes: Some(MATE_NODES),
+    };
+    for rule in [Rule::Caro, Rule::CaroOverline] {
+        let rules = Rules::caro(15, 15, rule).unwrap();
+        let board = Board::from_moves(rules, &moves).unwrap();
+        let r = Engine::new(16)
+            .search(&board, &limits, &stop, &mut |_| {})
+            .unwrap();
+        assert!(
+            is_mate(r.score) && r.score < 0,
+            "{rule}: O is lost to g4, the engine plays {} and scores {} at depth {}",
+            square_name(r.best),
+            r.score,
+            r.depth
+        );
+        for defence in ["k1", "i3"] {
+            let mut b = board.clone();
+            b.play(sq(defence));
+            let r = Engine::new(16)
+                .search(&b, &limits, &stop, &mut |_| {})
+                .unwrap();
+            assert_eq!(
+                (square_name(r.best), is_mate(r.score) && r.score > 0),
+                ("g4".to_string(), true),
+                "{rule}: after O's {defence} X wins with g4 (score {})",
+                r.score
+            );
+        }
+    }
 }

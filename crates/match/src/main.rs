@@ -38,7 +38,8 @@ enum Command {
 /// Board and rule, shared by both commands.
 #[derive(Args)]
 struct BoardArgs {
-    /// Rule: freestyle, exact_five, caro, caro_overline.
+    /// Rule: freestyle, exact_five, caro, caro_overline, caro_gomocup (rule 8 as the Gomocup
+    /// referee scores it).
     #[arg(long, default_value = "caro")]
     rule: Rule,
     /// Board size (square).

@@ -205,6 +205,7 @@ pub fn generate(settings: &GenerateSettings) -> Vec<Generated> {
         let limits = Limits {
             max_depth: settings.depth,
             time: Some(settings.time),
+            time_max: None,
             nodes: None,
         };
         let Some(result) = engine.search(&board, &limits, &stop, &mut |_| {}) else {

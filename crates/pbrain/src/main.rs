@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use caro_engine::bot::{Bot, Level, Style};
 use caro_engine::positions::{bench_boards, short_id, BENCH_DEPTH};
 use caro_engine::rules::{MAX_SIZE, MIN_CARO_SIZE};
+use caro_engine::search::time::{self, Budget};
 use caro_engine::search::{is_mate, Engine, Limits, SearchInfo, WIN};
 use caro_engine::{Board, Cell, Move, Rule, Rules, Status};
 use caro_gomocup::{BadCommand, Command, Field, Info, Reply, Stone};
@@ -33,14 +34,8 @@ const ABOUT: &str = concat!(
 
 /// The turn time when the manager sends none (Piskvork always sends `timeout_turn`).
 const DEFAULT_TURN_MS: u64 = 5_000;
-/// The budget when `timeout_turn` is 0, which the protocol defines as "play as fast as possible".
-const FASTEST_MS: u64 = 10;
 /// Transposition table size when the manager sets no memory limit.
 const DEFAULT_TT_MB: usize = 64;
-/// Moves we expect still to play, for sharing out the match clock: Gomocup games rarely last
-/// more than 30 more moves for one side, and a fraction of the remaining time per move leaves
-/// a reserve for long games.
-const MOVES_TO_GO: u64 = 20;
 
 /// Depth of `pbrain-caro classic` when none is given: the `classic` bot level's.
 const CLASSIC_DEPTH: u8 = 4;
@@ -62,6 +57,7 @@ fn main() {
                 blunder: 0.0,
             },
             seed: 1,
+            nodes: None,
         }),
         None => serve(cli.level.options()),
     }
@@ -124,6 +120,9 @@ struct LevelArgs {
     /// Seed of the blunders.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Node budget per move of the full search, besides the clock (fixed-node self-play).
+    #[arg(long, value_parser = value_parser!(u64).range(1..))]
+    nodes: Option<u64>,
 }
 
 /// `--style`.
@@ -162,6 +161,7 @@ impl LevelArgs {
                 blunder: self.blunder,
             },
             seed: self.seed,
+            nodes: self.nodes,
         }
     }
 }
@@ -172,6 +172,9 @@ impl LevelArgs {
 struct Options {
     level: Level,
     seed: u64,
+    /// `--nodes`: a node budget per move besides the clock, not a `Level` field (the server's
+    /// bots have none); for self-play whose result does not depend on the machine's load.
+    nodes: Option<u64>,
 }
 
 /// Speaks the protocol on stdin/stdout, playing at `options`' level.
@@ -235,35 +238,20 @@ impl Default for Clock {
 }
 
 impl Clock {
-    /// The soft budget for the next move (handed to the search in [`Limits::time`]) and the
-    /// hard deadline after which the watchdog stops it.
+    /// The next move's budget (the search's optimum time and, under a match clock, the most
+    /// it may stretch to: `caro_engine::search::time::allocate`, which keeps the margins) and
+    /// the hard deadline after which the watchdog stops the search.
     ///
-    /// The manager counts its own overhead (process switching, pipes) against us, so we keep a
-    /// margin: a tenth of the turn time, at least 30 ms, from the turn limit; from the match
-    /// clock (`time_left`) we spend `time_left / MOVES_TO_GO`, never more than what is left
-    /// less the margin.
-    ///
-    /// `cap` is the level's own time per move (`--time-ms`): the soft budget is the smaller of
-    /// the two, and the hard deadline follows from it.
-    fn budget(&self, cap: Duration) -> (Duration, Duration) {
-        let margin = |t: u64| (t / 10).max(30);
-        let mut soft = if self.timeout_turn == 0 {
-            FASTEST_MS
-        } else {
-            self.timeout_turn.saturating_sub(margin(self.timeout_turn))
-        };
+    /// `cap` is the level's own time per move (`--time-ms`): both times are at most that, and
+    /// the hard deadline follows from them.
+    fn budget(&self, cap: Duration) -> (Budget, Duration) {
         let match_clock = (self.timeout_match > 0).then_some(self.timeout_match);
-        if let Some(left) = self.time_left.or(match_clock) {
-            let share = left / MOVES_TO_GO;
-            soft = soft.min(share).min(left.saturating_sub(margin(left)));
-        }
-        let soft = soft
-            .min(cap.as_millis().try_into().unwrap_or(u64::MAX))
-            .max(1);
+        let budget = time::allocate(self.timeout_turn, self.time_left.or(match_clock), cap);
         // The search checks its clock between iterations and every few thousand nodes; the
         // watchdog is for a search that does not (or overruns): halfway into the margin.
-        let hard = soft + (margin(soft) / 2).min(100);
-        (Duration::from_millis(soft), Duration::from_millis(hard))
+        let most = budget.hard().as_millis() as u64;
+        let hard = most + (time::margin(most) / 2).min(100);
+        (budget, Duration::from_millis(hard))
     }
 }
 
@@ -291,6 +279,8 @@ struct Brain {
     /// Cells marked `3` in the last `BOARD` (the winning line of a previous game in continuous
     /// mode): not stones of either side, but we do not answer on them.
     marked: Vec<Move>,
+    /// `--nodes`: the full search's node budget per move.
+    nodes: Option<u64>,
 }
 
 impl Brain {
@@ -303,6 +293,7 @@ impl Brain {
             bot: Bot::with_table(options.level, options.seed, DEFAULT_TT_MB),
             rule_error: None,
             marked: Vec::new(),
+            nodes: options.nodes,
         }
     }
 
@@ -596,9 +587,10 @@ impl Brain {
                 };
             }
         }
-        let (soft, hard) = self.clock.budget(self.bot.level().time);
+        let (budget, hard) = self.clock.budget(self.bot.level().time);
         let stop = AtomicBool::new(false);
         let bot = &mut self.bot;
+        let nodes = self.nodes;
         let result = std::thread::scope(|scope| {
             let (done, watch) = mpsc::channel::<()>();
             let stop = &stop;
@@ -609,7 +601,7 @@ impl Brain {
                 }
             });
             let mut report = |info: &SearchInfo| send(out, &Reply::Message(describe(info)));
-            let result = bot.choose_within(board, soft, stop, &mut report);
+            let result = bot.choose_limited(board, budget, nodes, stop, &mut report);
             drop(done);
             result
         });
@@ -712,20 +704,25 @@ mod tests {
         d.as_millis() as u64
     }
 
+    /// The optimum of the next move's budget.
+    fn soft(clock: &Clock, cap: Duration) -> u64 {
+        ms(clock.budget(cap).0.optimum)
+    }
+
     #[test]
     fn turn_budget_keeps_a_margin() {
         let clock = Clock {
             timeout_turn: 5_000,
             ..Clock::default()
         };
-        let (soft, hard) = clock.budget(NO_TIME_CAP);
-        assert_eq!(ms(soft), 4_500);
-        assert!(ms(hard) < 5_000 && ms(hard) > ms(soft));
+        let (budget, hard) = clock.budget(NO_TIME_CAP);
+        assert_eq!((ms(budget.optimum), budget.maximum), (4_500, None));
+        assert!(ms(hard) < 5_000 && ms(hard) > 4_500);
         let fast = Clock {
             timeout_turn: 100,
             ..Clock::default()
         };
-        assert_eq!(ms(fast.budget(NO_TIME_CAP).0), 70);
+        assert_eq!(soft(&fast, NO_TIME_CAP), 70);
         assert!(ms(fast.budget(NO_TIME_CAP).1) < 100);
     }
 
@@ -736,12 +733,17 @@ mod tests {
             timeout_match: 180_000,
             time_left: Some(60_000),
         };
-        assert_eq!(ms(clock.budget(NO_TIME_CAP).0), 60_000 / MOVES_TO_GO);
+        let (budget, hard) = clock.budget(NO_TIME_CAP);
+        assert_eq!(ms(budget.optimum), 60_000 / time::MOVES_TO_GO);
+        // An unstable answer may take up to a fifth of what is left; the watchdog allows that.
+        assert_eq!(budget.maximum.map(ms), Some(60_000 / time::MAX_SHARE));
+        assert!(ms(hard) > 12_000 && ms(hard) < 12_200, "{hard:?}");
         let nearly_out = Clock {
             time_left: Some(20),
             ..clock
         };
-        assert_eq!(ms(nearly_out.budget(NO_TIME_CAP).0), 1);
+        assert_eq!(soft(&nearly_out, NO_TIME_CAP), 1);
+        assert_eq!(nearly_out.budget(NO_TIME_CAP).0.maximum.map(ms), Some(1));
     }
 
     #[test]
@@ -750,11 +752,11 @@ mod tests {
             timeout_turn: 5_000,
             ..Clock::default()
         };
-        let (soft, hard) = clock.budget(Duration::from_millis(200));
-        assert_eq!(ms(soft), 200);
+        let (budget, hard) = clock.budget(Duration::from_millis(200));
+        assert_eq!(ms(budget.optimum), 200);
         assert!(ms(hard) > 200 && ms(hard) < 300, "{hard:?}");
         // The protocol's clock wins when it is the smaller.
-        assert_eq!(ms(clock.budget(Duration::from_millis(9_000)).0), 4_500);
+        assert_eq!(soft(&clock, Duration::from_millis(9_000)), 4_500);
     }
 
     fn options(args: &[&str]) -> Result<Options, clap::Error> {
@@ -815,7 +817,9 @@ mod tests {
                 blunder: 0.25,
             }
         );
-        assert_eq!(o.seed, 9);
+        assert_eq!((o.seed, o.nodes), (9, None));
+        let o = options(&["--nodes", "60000"]).unwrap();
+        assert_eq!((o.nodes, o.level.max_depth), (Some(60_000), FULL_DEPTH));
         let o = options(&["--depth", "6", "--seed", "2", "--depth=3"]).unwrap();
         assert_eq!((o.level.max_depth, o.seed), (3, 2), "the last value wins");
         let o = options(&["--style", "classic"]).unwrap();
@@ -830,6 +834,7 @@ mod tests {
             &["--time-ms", "0"],
             &["--style", "fast"],
             &["--seed", "-1"],
+            &["--nodes", "0"],
             &["--level", "strong"],
             &["7"],
         ] {
@@ -843,7 +848,7 @@ mod tests {
             timeout_turn: 0,
             ..Clock::default()
         };
-        assert_eq!(ms(clock.budget(NO_TIME_CAP).0), FASTEST_MS);
+        assert_eq!(soft(&clock, NO_TIME_CAP), time::FASTEST_MS);
     }
 
     #[test]

@@ -473,7 +473,8 @@ fn bad_level_flags_are_refused() {
         &["--blunder", "2"],
         &["--style", "turbo"],
         &["--time-ms"],
-        &["--nodes", "5"],
+        &["--nodes", "0"],
+        &["--hash", "5"],
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_pbrain-caro"))
             .args(args)
@@ -538,4 +539,39 @@ fn strength_blocks_a_four_after_board() {
     ]);
     assert_eq!(reply, "8,7");
     brain.end();
+}
+
+/// `INFO rule 8` is caro as the Gomocup referee scores it: a five blocked at both ends does not
+/// win, an overline always does, blocked or not (`caro_gomocup`, docs/rules.md). A game against
+/// Pela under rule 8 was lost to an overline of six blocked by our stones at both ends, when we
+/// played rule 8 as `caro_overline`. Row 7 holds a gapped run `2..=5, 7` closed at 1 and 8 by
+/// the other side's stones: 6,7 makes six, blocked at both ends.
+#[test]
+fn strength_rule_8_counts_an_overline_blocked_at_both_ends() {
+    let run = [2u8, 3, 4, 5, 7];
+    let far = [(0, 0), (14, 0), (0, 14)];
+    for continuous in [8, 10] {
+        // Ours: taking 6,7 wins at once.
+        let mut brain = started(continuous);
+        let mut stones: Vec<(u8, u8, u8)> = run.iter().map(|&x| (x, 7, 1)).collect();
+        stones.extend([(1, 7, 2), (8, 7, 2)]);
+        stones.extend(far.iter().map(|&(x, y)| (x, y, 2)));
+        assert_eq!(
+            brain.board(&stones),
+            "6,7",
+            "rule {continuous}: the overline wins"
+        );
+        brain.end();
+        // Theirs: 6,7 is the only defence.
+        let mut brain = started(continuous);
+        let mut stones: Vec<(u8, u8, u8)> = run.iter().map(|&x| (x, 7, 2)).collect();
+        stones.extend([(1, 7, 1), (8, 7, 1)]);
+        stones.extend(far.iter().map(|&(x, y)| (x, y, 1)));
+        assert_eq!(
+            brain.board(&stones),
+            "6,7",
+            "rule {continuous}: block the overline"
+        );
+        brain.end();
+    }
 }

@@ -31,7 +31,10 @@ pub fn wins(rule: Rule, k: u8, len: u8, a: End, b: End) -> bool {
     } else {
         len == k
     };
-    let blocked = rule.blocked_ends_matter() && a == End::Opponent && b == End::Opponent;
+    // Gomocup's referee (rule 8) denies a doubly blocked five but never an overline.
+    let deniable = rule != Rule::CaroGomocup || len == k;
+    let blocked =
+        rule.blocked_ends_matter() && deniable && a == End::Opponent && b == End::Opponent;
     long_enough && !blocked
 }
 
@@ -58,6 +61,13 @@ mod tests {
             (Rule::CaroOverline, 6, (Open, Open), true),
             (Rule::CaroOverline, 6, (Opponent, Opponent), false),
             (Rule::CaroOverline, 5, (Opponent, Opponent), false),
+            (Rule::CaroGomocup, 5, (Open, Open), true),
+            (Rule::CaroGomocup, 5, (Opponent, Edge), true),
+            (Rule::CaroGomocup, 5, (Opponent, Opponent), false),
+            (Rule::CaroGomocup, 6, (Open, Open), true),
+            (Rule::CaroGomocup, 6, (Opponent, Opponent), true),
+            (Rule::CaroGomocup, 7, (Opponent, Opponent), true),
+            (Rule::CaroGomocup, 4, (Open, Open), false),
             (Rule::CaroOverline, 5, (Edge, Opponent), true),
         ];
         for (rule, len, (a, b), expected) in cases {

@@ -55,9 +55,10 @@ impl FromStr for GameKind {
 
 /// When a run of `win_length` or more stones wins.
 ///
-/// Gomocup's `INFO rule` bitmask maps as: `0` freestyle, `1` exact five, `8` caro with overlines
-/// (five or more, unless blocked at both ends: [`Rule::CaroOverline`]) and `9` (= 8 + exact five)
-/// the Vietnamese caro rule ([`Rule::Caro`]). See `docs/engine.md`.
+/// Gomocup's `INFO rule` bitmask maps as: `0` freestyle, `1` exact five, `8` the Gomocup
+/// referee's caro ([`Rule::CaroGomocup`]: a five blocked at both ends does not win, an overline
+/// always does) and `9` (= 8 + exact five) the Vietnamese caro rule ([`Rule::Caro`]). See
+/// `docs/rules.md`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rule {
     /// `win_length` or more in a row wins.
@@ -68,43 +69,54 @@ pub enum Rule {
     Caro,
     /// `win_length` or more, and not blocked at both ends by opponent stones.
     CaroOverline,
+    /// Gomocup's `INFO rule 8` as its referee scores it: exactly `win_length` wins unless
+    /// blocked at both ends by opponent stones; a longer run always wins, blocked or not.
+    CaroGomocup,
 }
 
 impl Rule {
     /// Every variant, in wire-name order.
-    pub const ALL: [Rule; 4] = [
+    pub const ALL: [Rule; 5] = [
         Rule::Freestyle,
         Rule::ExactFive,
         Rule::Caro,
         Rule::CaroOverline,
+        Rule::CaroGomocup,
     ];
 
-    /// The wire name: `freestyle`, `exact_five`, `caro`, `caro_overline`.
+    /// The wire name: `freestyle`, `exact_five`, `caro`, `caro_overline`, `caro_gomocup`.
     pub fn as_str(self) -> &'static str {
         match self {
             Rule::Freestyle => "freestyle",
             Rule::ExactFive => "exact_five",
             Rule::Caro => "caro",
             Rule::CaroOverline => "caro_overline",
+            Rule::CaroGomocup => "caro_gomocup",
         }
     }
 
     /// Whether a run longer than the win length can win.
     pub fn overline_wins(self) -> bool {
-        matches!(self, Rule::Freestyle | Rule::CaroOverline)
+        matches!(
+            self,
+            Rule::Freestyle | Rule::CaroOverline | Rule::CaroGomocup
+        )
     }
 
-    /// Whether a run blocked at both ends by opponent stones is denied the win.
+    /// Whether a run blocked at both ends by opponent stones can be denied the win (under
+    /// [`Rule::CaroGomocup`] only a run of exactly the win length is).
     pub fn blocked_ends_matter(self) -> bool {
-        matches!(self, Rule::Caro | Rule::CaroOverline)
+        matches!(self, Rule::Caro | Rule::CaroOverline | Rule::CaroGomocup)
     }
 
-    /// The Gomocup `INFO rule` value for this variant.
+    /// The Gomocup `INFO rule` value for this variant. `caro_overline` has no code of its own:
+    /// it is sent as 8, the nearest (an engine told 8 plays `caro_gomocup`, which differs from
+    /// it only in that an overline blocked at both ends wins).
     pub fn gomocup_code(self) -> u32 {
         match self {
             Rule::Freestyle => 0,
             Rule::ExactFive => 1,
-            Rule::CaroOverline => 8,
+            Rule::CaroOverline | Rule::CaroGomocup => 8,
             Rule::Caro => 9,
         }
     }
@@ -118,7 +130,7 @@ impl Rule {
         match code & !2 {
             0 => Some(Rule::Freestyle),
             1 => Some(Rule::ExactFive),
-            8 => Some(Rule::CaroOverline),
+            8 => Some(Rule::CaroGomocup),
             9 => Some(Rule::Caro),
             _ => None,
         }
@@ -261,10 +273,16 @@ mod tests {
     #[test]
     fn gomocup_codes_round_trip() {
         for rule in Rule::ALL {
-            assert_eq!(Rule::from_gomocup(rule.gomocup_code()), Some(rule));
+            // `caro_overline` has no code of its own: 8 is Gomocup's referee rule.
+            let back = match rule {
+                Rule::CaroOverline => Rule::CaroGomocup,
+                r => r,
+            };
+            assert_eq!(Rule::from_gomocup(rule.gomocup_code()), Some(back));
             // The continuous-game bit does not change the win condition.
-            assert_eq!(Rule::from_gomocup(rule.gomocup_code() | 2), Some(rule));
+            assert_eq!(Rule::from_gomocup(rule.gomocup_code() | 2), Some(back));
         }
+        assert_eq!(Rule::from_gomocup(8), Some(Rule::CaroGomocup));
         assert_eq!(Rule::from_gomocup(4), None, "renju is not supported");
     }
 

@@ -9,6 +9,7 @@
 //! - [`tt`]: the transposition table;
 //! - [`score`]: the [`Score`] type, evaluations and distances to a win;
 //! - [`negamax`]: iterative deepening, aspiration windows, principal variation search;
+//! - [`time`]: the clock's share for a move and how stability scales it;
 //! - `ordering` and `eval`: the main search's move generation and ordering, and its static
 //!   evaluation (private: methods of the search in progress).
 //!
@@ -22,6 +23,7 @@ pub mod pattern;
 pub mod position;
 pub mod score;
 pub mod threats;
+pub mod time;
 pub mod tt;
 pub mod vct;
 
@@ -46,8 +48,12 @@ pub fn is_mate(score: Score) -> bool {
 pub struct Limits {
     /// Deepest iteration of iterative deepening, in plies.
     pub max_depth: u8,
-    /// Wall-clock budget; `None` searches until `max_depth` or the node limit.
+    /// Wall-clock budget; `None` searches until `max_depth` or the node limit. With
+    /// `time_max`, the optimum time, scaled by how settled the answer is ([`time::Stability`]).
     pub time: Option<Duration>,
+    /// The most the search may take while its answer is unstable (a match clock's maximum,
+    /// [`time::Budget`]); `None`: `time` is a fixed budget, spent as it is.
+    pub time_max: Option<Duration>,
     /// Node budget, for reproducible tests and benches; `None` for no limit.
     pub nodes: Option<u64>,
 }
@@ -58,6 +64,7 @@ impl Limits {
         Limits {
             max_depth: depth,
             time: None,
+            time_max: None,
             nodes: None,
         }
     }
@@ -66,6 +73,7 @@ impl Limits {
         Limits {
             max_depth: 64,
             time: Some(time),
+            time_max: None,
             nodes: None,
         }
     }

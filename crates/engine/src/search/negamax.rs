@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use super::ordering::{pick, History};
 use super::position::{Position, C_FLEX4, C_FOUR_THREE, C_WIN};
 use super::threats::{self, Vcf};
+use super::time::Stability;
 use super::tt::{self, Bound, Table};
 use super::vct::Dfpn;
 use super::{Limits, Score, SearchInfo, SearchResult};
@@ -107,7 +108,10 @@ pub(super) struct Run<'a> {
     pub(super) pos: Position,
     stop: &'a AtomicBool,
     start: Instant,
+    /// When the search stops, even mid-iteration: `time_max` if given, else `time`.
     deadline: Option<Instant>,
+    /// The optimum time to scale by the answer's stability, when a `time_max` allows more.
+    optimum: Option<Duration>,
     node_limit: u64,
     nodes: u64,
     /// Node count at which to look at the clock and the stop flag next (every ~1024 nodes).
@@ -167,7 +171,10 @@ impl Searcher {
             pos,
             stop,
             start,
-            deadline: limits.time.map(|t| start + t),
+            deadline: limits
+                .time
+                .map(|t| start + limits.time_max.map_or(t, |m| m.max(t))),
+            optimum: limits.time.filter(|_| limits.time_max.is_some()),
             node_limit: limits.nodes.unwrap_or(u64::MAX),
             nodes: 0,
             next_poll: 1024,
@@ -343,6 +350,7 @@ impl Run<'_> {
         }
         let empties = self.pos.size() - self.pos.stones();
         let mut prev = Score::ZERO;
+        let mut stability = Stability::new();
         // A small board is solved outright: one full-depth search beats deepening.
         let first_depth = if self.small {
             max_depth.min(empties as u8)
@@ -385,12 +393,15 @@ impl Run<'_> {
                 }
                 break;
             }
-            prev = score;
             let len = self.s.pv_len[0];
             let mut pv: Vec<u16> = self.s.pv[0][..len].to_vec();
             if pv.is_empty() {
                 pv.push(first);
             }
+            if depth > first_depth {
+                stability.update(self.pos.move_at(pv[0] as usize) != best.best, prev, score);
+            }
+            prev = score;
             best = self.result(pv[0], score, depth, &pv);
             self.report(&best, info);
             // Stop early when nothing deeper can change the answer: the whole tree of a small
@@ -398,7 +409,12 @@ impl Run<'_> {
             if depth as usize >= empties || score.mate_plies().is_some_and(|n| n < depth as i32) {
                 break;
             }
-            if let Some(deadline) = self.deadline {
+            if let Some(hard) = self.deadline {
+                // Under a match clock the target is the optimum scaled by the answer's
+                // stability (`time`), never past the hard deadline.
+                let deadline = self.optimum.map_or(hard, |t| {
+                    (self.start + t.mul_f64(stability.factor())).min(hard)
+                });
                 // The next iteration costs one to three times this one (the effective branching
                 // factor); do not start one that could not end even if it cost only as much as
                 // this one. One cut short is not wasted: a root move that beat the previous best

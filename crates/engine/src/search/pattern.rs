@@ -192,7 +192,8 @@ impl Table {
 pub fn table(rule: Rule, k: u8) -> &'static Table {
     // Win lengths 3..=6 are classified by a radius-5 window. Longer ones get the k = 6 table:
     // its fives are then only hints (every win is confirmed on the stones), see docs/engine.md.
-    static TABLES: [[OnceLock<Table>; 4]; 4] = [const { [const { OnceLock::new() }; 4] }; 4];
+    static TABLES: [[OnceLock<Table>; 4]; Rule::ALL.len()] =
+        [const { [const { OnceLock::new() }; 4] }; Rule::ALL.len()];
     let r = Rule::ALL.iter().position(|&x| x == rule).unwrap_or(0);
     let slot = (k.clamp(3, 6) - 3) as usize;
     TABLES[r][slot].get_or_init(|| Table::build(rule, k.clamp(3, 6)))
@@ -265,11 +266,37 @@ fn classify(key: u32, rule: Rule, k: u8, memo: &mut [Level]) -> Level {
                 best
             }
             1 => B4,
+            // Under the caro rules one stone can stop two completions: on one of them, it
+            // leaves the other's five blocked at both ends (`. x x x x . o`: a stone on the left
+            // square, and the right one makes a five between two opponent stones). Such a four
+            // is a four, not an open four, and what leads to it no open three.
+            _ if rule.blocked_ends_matter() && one_stone_stops(&mut line, rule, k, reach) => B4,
             _ => F4,
         }
     };
     memo[key as usize] = level;
     level
+}
+
+/// Whether one opponent stone on an empty cell of the window leaves the centre's stones no cell
+/// that completes a win through the centre.
+fn one_stone_stops(line: &mut [u8; 2 * RADIUS + 1], rule: Rule, k: u8, reach: usize) -> bool {
+    (0..line.len()).any(|j| {
+        if j == RADIUS || line[j] != 0 {
+            return false;
+        }
+        line[j] = 2;
+        let mut wins = 0;
+        for i in RADIUS - reach..=RADIUS + reach {
+            if i != RADIUS && line[i] == 0 {
+                line[i] = 1;
+                wins += centre_wins(line, rule, k) as u32;
+                line[i] = 0;
+            }
+        }
+        line[j] = 0;
+        wins == 0
+    })
 }
 
 #[cfg(test)]
@@ -331,6 +358,17 @@ mod tests {
             F5,
             "an edge is no block"
         );
+        // . x x x _ . o : two completions, but a stone on the left one leaves the right one's
+        // five blocked at both ends. Under caro a four (one stone stops it), and what makes it
+        // a blocked three: the caro double three (docs/engine.md).
+        let weak = key("....xxx_.o.....");
+        for rule in [Rule::Caro, Rule::CaroOverline, Rule::CaroGomocup] {
+            assert_eq!(table(rule, 5).level(weak), B4, "{rule}");
+            assert_eq!(table(rule, 5).level(key(".....xx_.o.....")), B3, "{rule}");
+            assert_eq!(table(rule, 5).level(key("....xxx_..o....")), F4, "{rule}");
+        }
+        assert_eq!(table(Rule::Freestyle, 5).level(weak), F4);
+        assert_eq!(table(Rule::Freestyle, 5).level(key(".....xx_.o.....")), F3);
     }
 
     /// The second byte of a pair is the other player's view: the level of the swapped key.

@@ -906,7 +906,7 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
         fn incremental_patterns_equal_a_recomputation(
-            rule in 0usize..4,
+            rule in 0usize..Rule::ALL.len(),
             script in prop::collection::vec(-3i16..200, 1..120),
         ) {
             let rules = Rules::caro(9, 9, Rule::ALL[rule]).unwrap();
