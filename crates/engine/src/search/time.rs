@@ -23,8 +23,9 @@ use super::score::Score;
 /// a reserve for long games.
 pub const MOVES_TO_GO: u64 = 20;
 /// The most one move may take of what is left on the match clock, however unstable it is: a
-/// fifth (with [`MOVES_TO_GO`] 20, four times the optimum).
-pub const MAX_SHARE: u64 = 5;
+/// tenth (with [`MOVES_TO_GO`] 20, twice the optimum). A fifth lost a game on time in a timed
+/// SPRT at 10 s a game (docs/engine.md, "Time management").
+pub const MAX_SHARE: u64 = 10;
 /// The budget when `timeout_turn` is 0, which the protocol defines as "play as fast as possible".
 pub const FASTEST_MS: u64 = 10;
 
