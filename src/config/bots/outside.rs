@@ -273,8 +273,8 @@ mod tests {
             ),
             (
                 "command = \"sh\"\nrules = [\"renju\"]".into(),
-                "bots.ext.rules: unknown rule \"renju\" (expected freestyle, exact_five, caro \
-                 or caro_overline)"
+                "bots.ext.rules: unknown rule \"renju\" (expected freestyle, exact_five, caro, \
+                 caro_overline or caro_gomocup)"
                     .into(),
             ),
             (

@@ -175,7 +175,9 @@ pub enum RulesError {
     #[error("unknown game {0:?} (expected \"caro\" or \"tictactoe\")")]
     UnknownGame(String),
     /// Not a rule variant we know.
-    #[error("unknown rule {0:?} (expected freestyle, exact_five, caro or caro_overline)")]
+    #[error(
+        "unknown rule {0:?} (expected freestyle, exact_five, caro, caro_overline or caro_gomocup)"
+    )]
     UnknownRule(String),
 }
 
