@@ -2,51 +2,18 @@
 //! their clients are in-memory queues, so minutes pass instantly and exactly.
 //! The same rules are exercised over real sockets with short durations in tests/reconnect.rs.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use caro_arena::client::ClientHandle;
 use caro_arena::config::Config;
 use caro_arena::protocol::SeatSpec;
-use caro_arena::room::{self, RoomCmd, Who};
+use caro_arena::room::{self, RoomCmd};
 use caro_arena::store::NullStore;
 use caro_arena::Server;
+use common::fake::Fake;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
-use tokio_tungstenite::tungstenite::Utf8Bytes;
-
-struct Fake {
-    who: Who,
-    rx: mpsc::Receiver<Utf8Bytes>,
-}
-
-impl Fake {
-    fn new(server: &Arc<Server>, name: &str) -> Fake {
-        let (client, rx) = ClientHandle::new(server.next_id(), 64, server.metrics.clone());
-        Fake {
-            who: Who {
-                player_id: format!("id-{name}").into(),
-                name: name.into(),
-                client,
-            },
-            rx,
-        }
-    }
-    /// Everything queued so far, once the rooms have caught up.
-    async fn drain(&mut self) -> Vec<Value> {
-        for _ in 0..10 {
-            tokio::task::yield_now().await;
-        }
-        let mut out = Vec::new();
-        while let Ok(b) = self.rx.try_recv() {
-            out.push(serde_json::from_str(b.as_str()).unwrap());
-        }
-        out
-    }
-    fn types(v: &[Value]) -> Vec<&str> {
-        v.iter().map(|m| m["type"].as_str().unwrap()).collect()
-    }
-}
 
 /// A room with `x` and `o` seated and X's first move played at (7,7).
 async fn game(server: &Arc<Server>) -> (Fake, Fake, room::RoomHandle) {

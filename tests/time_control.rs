@@ -12,50 +12,15 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use caro_arena::client::ClientHandle;
 use caro_arena::config::Config;
 use caro_arena::protocol::SeatSpec;
-use caro_arena::room::{self, RoomCmd, Who};
+use caro_arena::room::{self, RoomCmd};
 use caro_arena::store::sqlite::SqliteStore;
 use caro_arena::store::{NullStore, Store};
 use caro_arena::Server;
+use common::fake::Fake;
 use common::*;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
-use tokio_tungstenite::tungstenite::Utf8Bytes;
-
-// --- In-memory clients on a paused clock. ---
-
-struct Fake {
-    who: Who,
-    rx: mpsc::Receiver<Utf8Bytes>,
-}
-
-impl Fake {
-    fn new(server: &Arc<Server>, name: &str) -> Fake {
-        let (client, rx) = ClientHandle::new(server.next_id(), 64, server.metrics.clone());
-        Fake {
-            who: Who {
-                player_id: format!("id-{name}").into(),
-                name: name.into(),
-                client,
-            },
-            rx,
-        }
-    }
-
-    /// Everything queued so far, once the rooms have caught up.
-    async fn drain(&mut self) -> Vec<Value> {
-        for _ in 0..10 {
-            tokio::task::yield_now().await;
-        }
-        let mut out = Vec::new();
-        while let Ok(b) = self.rx.try_recv() {
-            out.push(serde_json::from_str(b.as_str()).unwrap());
-        }
-        out
-    }
-}
 
 fn server() -> Arc<Server> {
     Server::new(Config::default(), Arc::new(NullStore))

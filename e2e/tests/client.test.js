@@ -1,25 +1,13 @@
 // End-to-end tests of the browser client: real headless Chromium, real server binary, real
 // WebSocket. The file starts one server on a free port and one browser for all its tests.
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launchBrowser, screenshot, newPlayer as harnessPlayer } from "./harness.js";
+import { testEnv, screenshot } from "./harness.js";
 import { testConfig } from "./config.js";
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer(testConfig);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-const newPlayer = (name) => harnessPlayer(browser, server.base, name);
+const env = testEnv(testConfig);
+const newPlayer = env.newPlayer;
 
 const cell = (x, y) => `#board button.cell[data-x="${x}"][data-y="${y}"]`;
 
@@ -140,7 +128,7 @@ test("a reload mid-game brings back the seat and the board", async () => {
   const a = await newPlayer("Dan");
   const roomId = await createRoom(a.page, { x: "me", o: "open" });
   const b = await newPlayer("Eve");
-  await b.page.goto(`${server.base}/#/room/${roomId}`);
+  await b.page.goto(`${env.server.base}/#/room/${roomId}`);
   await a.page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
   await a.page.click(cell(7, 7));
   await waitStone(b.page, 7, 7, "x");
@@ -166,7 +154,7 @@ test("a dropped connection reconnects, keeps the seat and catches up without a r
   const a = await newPlayer("Jon");
   const roomId = await createRoom(a.page, { x: "me", o: "open" });
   const b = await newPlayer("Kim");
-  await b.page.goto(`${server.base}/#/room/${roomId}`);
+  await b.page.goto(`${env.server.base}/#/room/${roomId}`);
   await a.page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
   await a.page.click(cell(7, 7));
   await waitStone(b.page, 7, 7, "x");
@@ -200,7 +188,7 @@ test("a dropped connection reconnects, keeps the seat and catches up without a r
 
 test("an illegal action shows the server's error", async () => {
   const { context, page } = await newPlayer("Fay");
-  await page.goto(`${server.base}/#/room/doesnotexist`);
+  await page.goto(`${env.server.base}/#/room/doesnotexist`);
   await page.waitForSelector("#toast:not([hidden])");
   assert.match(await page.textContent("#toast"), /room/i);
   // Back in the lobby.
@@ -212,7 +200,7 @@ test("illegal moves are refused with readable errors and change nothing", async 
   const a = await newPlayer("Lea");
   const roomId = await createRoom(a.page, { x: "me", o: "open" });
   const b = await newPlayer("Max");
-  await b.page.goto(`${server.base}/#/room/${roomId}`);
+  await b.page.goto(`${env.server.base}/#/room/${roomId}`);
   await a.page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
   await a.page.click(cell(7, 7));
   await waitStone(b.page, 7, 7, "x");
@@ -237,11 +225,11 @@ test("illegal moves are refused with readable errors and change nothing", async 
 });
 
 test("on a phone: the board fits, the keyboard plays, resigning ends the game", async () => {
-  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, locale: "en-US" });
+  const context = await env.browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, locale: "en-US" });
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error("[phone] page error:", e));
   page.on("dialog", (d) => d.accept());
-  await page.goto(server.base + "/");
+  await page.goto(env.server.base + "/");
   await page.waitForSelector('#conn[data-state="online"]');
   await page.check('input[name="game"][value="caro"]');
   await page.selectOption("#rule", "caro");
@@ -251,7 +239,7 @@ test("on a phone: the board fits, the keyboard plays, resigning ends the game", 
   assert.ok(box.left >= 0 && box.right <= 390, `board ${box.left}..${box.right} in 390 px`);
 
   const b = await newPlayer("Ned");
-  await b.page.goto(`${server.base}/#/room/${roomId}`);
+  await b.page.goto(`${env.server.base}/#/room/${roomId}`);
   await page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
   // One Tab stop on the board, at the centre; arrows move it, Enter plays.
   assert.equal(await page.$$eval('#board .cell[tabindex="0"]', (cs) => cs.length), 1);
@@ -339,7 +327,7 @@ test("the lobby lists games and a bot's analysis is shown live", async () => {
   const roomId = await createRoom(c.page, { x: "me", o: "open" });
   await lobby.page.waitForFunction(() => /Pia vs open seat/.test(document.querySelector("#rooms-waiting").textContent));
   const d = await newPlayer("Quin");
-  await d.page.goto(`${server.base}/#/room/${roomId}`);
+  await d.page.goto(`${env.server.base}/#/room/${roomId}`);
   await lobby.page.waitForFunction(() => /Pia vs Quin/.test(document.querySelector("#rooms-playing").textContent));
   assert.doesNotMatch(await lobby.page.textContent("#rooms-waiting"), /Pia/);
   for (const p of [c, d]) await p.context.close();

@@ -2,25 +2,13 @@
 // lobby's form, both clocks shown, the running one counting down in the page between the
 // server's messages, and a flag fall shown to both players. Real Chromium, real server binary.
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launchBrowser, screenshot, newPlayer as harnessPlayer } from "./harness.js";
+import { testEnv, screenshot } from "./harness.js";
 import { testConfig } from "./config.js";
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer(testConfig);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-const newPlayer = (name) => harnessPlayer(browser, server.base, name);
+const env = testEnv(testConfig);
+const newPlayer = env.newPlayer;
 
 // The time left a clock element shows, in ms ("0:04.2" or "1:05").
 async function shown(page, seat) {
@@ -53,7 +41,7 @@ test("a short clock counts down in the page and its flag fall ends the game", as
 
     // Bob joins: the game and X's clock start; Ann sees hers count down with no message
     // from the server in between.
-    await b.page.goto(`${server.base}/#/room/${roomId}`);
+    await b.page.goto(`${env.server.base}/#/room/${roomId}`);
     await b.page.waitForSelector('[data-clock="x"].running');
     await a.page.waitForSelector('[data-clock="x"].running');
     const first = await shown(a.page, "x");
@@ -81,7 +69,7 @@ test("a short clock counts down in the page and its flag fall ends the game", as
       assert.equal(await p.textContent('[data-clock="x"]'), "0:05.0");
     }
     // The stored game keeps its time control (the replay API).
-    const game = await (await fetch(`${server.base}/api/games/${roomId}`)).json();
+    const game = await (await fetch(`${env.server.base}/api/games/${roomId}`)).json();
     assert.deepEqual(game.time_control, { kind: "per_move", move_ms: 5000 });
     assert.equal(game.reason, "time");
   } finally {
@@ -102,7 +90,7 @@ test("the opponent sees an away player's countdown to abandonment", async () => 
     const roomId = await a.page.evaluate(() => location.hash.split("/")[2]);
     // No clock: no clock shown.
     assert.ok(await a.page.$eval('[data-clock="x"]', (e) => e.hidden));
-    await b.page.goto(`${server.base}/#/room/${roomId}`);
+    await b.page.goto(`${env.server.base}/#/room/${roomId}`);
     await a.page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
     // Bob leaves the page: on Ann's turn his countdown is the absence cap (5 min)...
     await b.context.close();

@@ -2,6 +2,7 @@
 // driven by playwright-core. Test tools cannot download browsers here, so Chromium is Debian's
 // (/usr/bin/chromium, installed by .ci/run) or whatever CHROMIUM names.
 
+import { before, after } from "node:test";
 import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
@@ -103,4 +104,21 @@ export async function newPlayer(browser, base, name) {
   await page.dispatchEvent("#name-input", "change");
   await page.waitForFunction((n) => window.caroArena.conn.welcome?.name === n, name);
   return { context, page };
+}
+
+// The server (started with `configText`) and the browser that one test file's tests share,
+// started before them and stopped after them: `env.server`, `env.browser`, and
+// `env.newPlayer(name)`.
+export function testEnv(configText) {
+  const env = { server: null, browser: null };
+  before(async () => {
+    env.server = await startServer(configText);
+    env.browser = await launchBrowser();
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.server?.stop();
+  });
+  env.newPlayer = (name) => newPlayer(env.browser, env.server.base, name);
+  return env;
 }

@@ -4,25 +4,13 @@
 // phone, and the analysis panel of a level that blunders on purpose. Real Chromium, the real
 // server binary.
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launchBrowser, screenshot, newPlayer as harnessPlayer } from "./harness.js";
+import { testEnv, screenshot } from "./harness.js";
 import { testConfig } from "./config.js";
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer(testConfig);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-const newPlayer = (name) => harnessPlayer(browser, server.base, name);
+const env = testEnv(testConfig);
+const newPlayer = env.newPlayer;
 const cell = (x, y) => `#board button.cell[data-x="${x}"][data-y="${y}"]`;
 const moveCount = (page) => page.evaluate(() => window.caroArena.state.room?.moves.length ?? -1);
 
@@ -42,7 +30,7 @@ async function seatedPair(nameA, nameB) {
   const a = await newPlayer(nameA);
   const roomId = await createRoom(a.page);
   const b = await newPlayer(nameB);
-  await b.page.goto(`${server.base}/#/room/${roomId}`);
+  await b.page.goto(`${env.server.base}/#/room/${roomId}`);
   await b.page.waitForFunction(() => window.caroArena.state.you?.seat === "o");
   await a.page.waitForFunction(() => window.caroArena.state.room?.status === "playing");
   return { a, b, roomId };
@@ -188,13 +176,13 @@ test("loading / after a finished game against a bot shows the lobby; the room's 
       }
     };
   });
-  await page.goto(`${server.base}/`);
+  await page.goto(`${env.server.base}/`);
   // The resumed session is sent its finished seat, and the page stays in the lobby.
   await page.waitForFunction(() => window.seenTypes?.includes("room_joined"));
   assert.equal(await page.evaluate(() => location.hash), "");
   assert.ok(await page.isVisible("#lobby"));
   assert.ok(await page.isHidden("#game"));
-  await page.goto(`${server.base}/#/room/${roomId}`);
+  await page.goto(`${env.server.base}/#/room/${roomId}`);
   await page.waitForFunction(() => /O wins by resignation/.test(document.querySelector("#turn").textContent));
   await context.close();
 });
@@ -237,7 +225,7 @@ test("a friend's link asks a new browser for a name before seating it, and remem
   const a = await newPlayer("Hana");
   const roomId = await createRoom(a.page);
   const link = await a.page.inputValue("#share-link");
-  const context = await browser.newContext({ viewport: { width: 1200, height: 860 }, locale: "en-US" });
+  const context = await env.browser.newContext({ viewport: { width: 1200, height: 860 }, locale: "en-US" });
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error("[friend] page error:", e));
   await page.goto(link);
@@ -254,13 +242,13 @@ test("a friend's link asks a new browser for a name before seating it, and remem
   a.page.once("dialog", (d) => d.accept());
   await a.page.click("#resign");
   await a.page.waitForFunction(() => /O wins/.test(document.querySelector("#turn").textContent));
-  const game = await (await fetch(`${server.base}/api/games/${roomId}`)).json();
+  const game = await (await fetch(`${env.server.base}/api/games/${roomId}`)).json();
   assert.equal(game.players.o.name, "Ivo");
   // Remembered: another link does not ask again.
   await a.page.click("#leave");
   await a.page.waitForFunction(() => !document.querySelector("#lobby").hidden);
   const second = await createRoom(a.page);
-  await page.goto(`${server.base}/#/room/${second}`);
+  await page.goto(`${env.server.base}/#/room/${second}`);
   await page.waitForFunction(() => window.caroArena.state.room?.room_id === location.hash.split("/")[2] && window.caroArena.state.you?.seat === "o");
   assert.ok(await page.isHidden("#name-dialog"));
   assert.equal(await page.inputValue("#name-input"), "Ivo");
@@ -271,9 +259,9 @@ test("a friend's link asks a new browser for a name before seating it, and remem
 test("a friend's link can be watched instead", async () => {
   const a = await newPlayer("Jan");
   const roomId = await createRoom(a.page);
-  const context = await browser.newContext({ locale: "en-US" });
+  const context = await env.browser.newContext({ locale: "en-US" });
   const page = await context.newPage();
-  await page.goto(`${server.base}/#/room/${roomId}`);
+  await page.goto(`${env.server.base}/#/room/${roomId}`);
   await page.waitForSelector("#name-dialog[open]");
   await page.click("#name-watch");
   await page.waitForFunction((id) => location.hash === `#/watch/${id}` && window.caroArena.state.you?.role === "spectator", roomId);
@@ -325,7 +313,7 @@ test("a hidden tab's title says so when the game starts", async () => {
     document.dispatchEvent(new Event("visibilitychange"));
   });
   const b = await newPlayer("Pim");
-  await b.page.goto(`${server.base}/#/room/${roomId}`);
+  await b.page.goto(`${env.server.base}/#/room/${roomId}`);
   await a.page.waitForFunction(() => document.title === "● Your game has started");
   // The opponent, looking at the page, is not flashed.
   await b.page.waitForFunction(() => window.caroArena.state.room?.status === "playing");
@@ -334,14 +322,14 @@ test("a hidden tab's title says so when the game starts", async () => {
 });
 
 test("on a phone a first tap previews the stone and a second tap plays it", async () => {
-  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, locale: "en-US" });
+  const context = await env.browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true, locale: "en-US" });
   const page = await context.newPage();
   page.on("pageerror", (e) => console.error("[phone] page error:", e));
-  await page.goto(server.base + "/");
+  await page.goto(env.server.base + "/");
   await page.waitForSelector('#conn[data-state="online"]');
   const roomId = await createRoom(page);
   const b = await newPlayer("Mo");
-  await b.page.goto(`${server.base}/#/room/${roomId}`);
+  await b.page.goto(`${env.server.base}/#/room/${roomId}`);
   await page.waitForFunction(() => document.querySelector("#turn").textContent === "Your move");
   await page.tap(cell(7, 7));
   // A preview, not a move.

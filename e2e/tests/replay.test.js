@@ -2,25 +2,13 @@
 // contexts, then the finished game is opened from its end screen and from the lobby's recent
 // games, stepped through (buttons, arrow keys, the move list, the slider) and downloaded.
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launchBrowser, screenshot, newPlayer as harnessPlayer } from "./harness.js";
+import { testEnv, screenshot } from "./harness.js";
 import { testConfig } from "./config.js";
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer(testConfig);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-const newPlayer = (name) => harnessPlayer(browser, server.base, name);
+const env = testEnv(testConfig);
+const newPlayer = env.newPlayer;
 
 const cell = (board, x, y) => `${board} button.cell[data-x="${x}"][data-y="${y}"]`;
 
@@ -45,7 +33,7 @@ test("a finished game replays step by step and downloads as .psq and JSON", asyn
   await ann.page.click('#create-form button[type="submit"]');
   await ann.page.waitForFunction(() => location.hash.startsWith("#/room/"));
   const room = await ann.page.evaluate(() => location.hash.split("/")[2]);
-  await bob.page.goto(`${server.base}/#/room/${room}`);
+  await bob.page.goto(`${env.server.base}/#/room/${room}`);
   await bob.page.waitForFunction(() => window.caroArena.state.you?.seat === "o");
 
   // The players chat; their lines are kept with the game and shown in its replay.
@@ -99,20 +87,20 @@ test("a finished game replays step by step and downloads as .psq and JSON", asyn
 
   // The downloads.
   const psqHref = await p.getAttribute("#rp-psq", "href");
-  const psq = await (await fetch(server.base + psqHref)).text();
+  const psq = await (await fetch(env.server.base + psqHref)).text();
   const lines = psq.trim().split("\n");
   assert.equal(lines[0], "Piskvorky 10x10, 11:11, 0");
   assert.deepEqual(
     lines.slice(1).map((l) => l.split(",").slice(0, 2).join(",")),
     script.map(([x, y]) => `${x + 1},${y + 1}`),
   );
-  const json = await (await fetch(server.base + (await p.getAttribute("#rp-json", "href")))).json();
+  const json = await (await fetch(env.server.base + (await p.getAttribute("#rp-json", "href")))).json();
   assert.equal(json.id, room);
   assert.equal(json.result, "x");
   assert.deepEqual(json.moves.map((m) => [m.x, m.y]), script);
 
   // From the lobby's recent games.
-  await bob.page.goto(`${server.base}/#/`);
+  await bob.page.goto(`${env.server.base}/#/`);
   await bob.page.waitForSelector(`#recent-games a[href="#/replay/${room}"]`);
   assert.match(await bob.page.textContent(`#recent-games a[href="#/replay/${room}"]`), /Ann vs Bob: X wins .*9 moves/);
   await bob.page.click(`#recent-games a[href="#/replay/${room}"]`);

@@ -3,25 +3,13 @@
 // (client/chat.js, offers.js, seek.js). Real Chromium, the real server binary; several people
 // are several browser contexts.
 
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startServer, launchBrowser, screenshot, newPlayer as harnessPlayer } from "./harness.js";
+import { testEnv, screenshot } from "./harness.js";
 import { testConfig } from "./config.js";
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer(testConfig);
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
-
-const newPlayer = (name) => harnessPlayer(browser, server.base, name);
+const env = testEnv(testConfig);
+const newPlayer = env.newPlayer;
 const cell = (x, y) => `#board button.cell[data-x="${x}"][data-y="${y}"]`;
 const moveCount = (page) => page.evaluate(() => window.caroArena.state.room?.moves.length ?? -1);
 const roomOf = (page) => page.evaluate(() => window.caroArena.state.room?.room_id);
@@ -44,7 +32,7 @@ async function seatedPair(nameA, nameB) {
   const a = await newPlayer(nameA);
   const roomId = await createRoom(a.page);
   const b = await newPlayer(nameB);
-  await b.page.goto(`${server.base}/#/room/${roomId}`);
+  await b.page.goto(`${env.server.base}/#/room/${roomId}`);
   await b.page.waitForFunction(() => window.caroArena.state.you?.seat === "o");
   await a.page.waitForFunction(() => window.caroArena.state.room?.status === "playing");
   return { a, b, roomId };
@@ -52,7 +40,7 @@ async function seatedPair(nameA, nameB) {
 
 async function watcher(name, roomId) {
   const w = await newPlayer(name);
-  await w.page.goto(`${server.base}/#/watch/${roomId}`);
+  await w.page.goto(`${env.server.base}/#/watch/${roomId}`);
   await w.page.waitForFunction(() => window.caroArena.state.you?.role === "spectator");
   return w;
 }
@@ -205,7 +193,7 @@ test("under a clock a takeback gives the turn and the running clock back to the 
   const b = await newPlayer("Bix");
   const pages = [a.page, b.page];
   try {
-    await b.page.goto(`${server.base}/#/room/${roomId}`);
+    await b.page.goto(`${env.server.base}/#/room/${roomId}`);
     await a.page.waitForFunction(() => window.caroArena.state.room?.status === "playing");
     await play(pages, a.page, [7, 7]);
     await play(pages, b.page, [8, 8]);
@@ -356,10 +344,10 @@ test("quick pairing: two seeks with the same terms meet, a seek is taken from th
 });
 
 test("the new panels read in Vietnamese from the catalogue", async () => {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 860 }, locale: "vi-VN" });
+  const context = await env.browser.newContext({ viewport: { width: 1200, height: 860 }, locale: "vi-VN" });
   try {
     const page = await context.newPage();
-    await page.goto(server.base + "/");
+    await page.goto(env.server.base + "/");
     await page.waitForSelector('#conn[data-state="online"]');
     assert.equal(await page.textContent("#seek-h"), "Chơi với bất kỳ ai");
     assert.equal(await page.textContent('#seek-form button[type="submit"]'), "Tìm đối thủ");

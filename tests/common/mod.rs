@@ -2,6 +2,8 @@
 //! over real sockets with a JSON WebSocket client.
 #![allow(dead_code)]
 
+pub mod fake;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
