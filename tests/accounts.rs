@@ -309,3 +309,44 @@ async fn an_account_session_is_restored_after_a_restart_and_no_password_is_store
     assert_eq!(v["player_id"], json!(player_id), "{v}");
     server.stop().await;
 }
+
+/// The v7 migration adds tables only: a v6 file's unfinished game and the guest session seated
+/// in it come back as before, and the file has no accounts yet.
+#[test]
+fn migrating_a_v6_file_keeps_its_games_and_guest_sessions() {
+    use caro_arena::store::sqlite::{self, MIGRATIONS};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("games.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for sql in &MIGRATIONS[..6] {
+        conn.execute_batch(sql).unwrap();
+    }
+    conn.execute_batch(
+        "PRAGMA user_version = 6;
+         INSERT INTO games (id, game, width, height, created_at) VALUES ('g1', 'tictactoe', 3, 3, 1);
+         INSERT INTO seats VALUES ('g1', 'x', 'human', 'p1', 'ann', NULL);
+         INSERT INTO seats VALUES ('g1', 'o', 'human', 'p2', 'ben', NULL);
+         INSERT INTO sessions VALUES ('h1', 'p1', 'ann', 1);",
+    )
+    .unwrap();
+    drop(conn);
+    let store = SqliteStore::open(&db).unwrap();
+    let restored = store.restore().unwrap();
+    assert_eq!(restored.games.len(), 1);
+    assert_eq!(restored.games[0].summary.id, "g1");
+    assert_eq!(restored.sessions.len(), 1);
+    assert_eq!(
+        (
+            restored.sessions[0].token_hash.as_str(),
+            restored.sessions[0].player_id.as_str()
+        ),
+        ("h1", "p1")
+    );
+    assert_eq!(store.accounts().unwrap(), Default::default());
+    drop(store);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let v: u32 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, sqlite::schema_version());
+}
