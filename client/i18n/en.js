@@ -212,6 +212,13 @@ export default {
   "error.bad_seek": "That pairing request cannot be used ({message}).",
   "error.no_such_seek": "That player is no longer looking for a game.",
   "error.shutting_down": "The server is restarting: try again in a moment.",
+  "error.bad_login": "Wrong username or password.",
+  "error.too_many_logins": "Too many login attempts: wait a minute.",
+  "error.username_taken": "That username is taken.",
+  "error.bad_password": "A password has 8 to 128 characters.",
+  "error.already_registered": "You already have an account.",
+  "error.not_logged_in": "Log in first.",
+  "error.in_room": "Leave your games before logging in.",
   // chat, offers, quick pairing (chat.js, offers.js, seek.js)
   "create.casual": "Casual (a bot grants takebacks)",
   "chat.title": "Chat",
