@@ -33,6 +33,11 @@ async fn recv_text(c: &mut Client) -> String {
 /// A guest that registers `username`; returns the client, its token and its player id.
 async fn registered(server: &TestServer, username: &str) -> (Client, String, String) {
     let (mut c, w) = server.hello("guest").await;
+    assert_eq!(
+        w.get("account"),
+        None,
+        "a guest's welcome has no account: {w}"
+    );
     let player_id = w["player_id"].as_str().unwrap().to_string();
     c.ask(
         json!({"type": "register", "id": 1, "username": username, "password": PASSWORD}),
@@ -74,8 +79,13 @@ async fn register_then_log_in_from_another_connection_as_the_same_player() {
     );
     let w = resumed(&server, &new_token).await;
     assert_eq!(
-        (&w["player_id"], &w["name"], &w["resumed"]),
-        (&json!(player_id), &json!("Alice"), &json!(true))
+        (&w["player_id"], &w["name"], &w["resumed"], &w["account"]),
+        (
+            &json!(player_id),
+            &json!("Alice"),
+            &json!(true),
+            &json!("Alice")
+        )
     );
     // The registering session's own token is the account's too.
     let w = resumed(&server, &token).await;

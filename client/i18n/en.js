@@ -12,6 +12,17 @@ export default {
   "conn.reconnecting": "reconnecting",
   "conn.offline": "offline",
 
+  // accounts (account.js)
+  "account.title": "Account",
+  "account.login": "Log in",
+  "account.register": "Register",
+  "account.username": "Username",
+  "account.password": "Password (8 to 128 characters)",
+  "account.guest_help": "Register to keep your games and your name on any device; your games as a guest stay yours.",
+  "account.signed_in": "Logged in as {name}.",
+  "account.logout_everywhere": "Log out everywhere",
+  "account.close": "Close",
+
   // create form
   "create.title": "New game",
   "create.game": "Game",

@@ -12,6 +12,17 @@ export default {
   "conn.reconnecting": "đang kết nối lại",
   "conn.offline": "mất kết nối",
 
+  // accounts (account.js)
+  "account.title": "Tài khoản",
+  "account.login": "Đăng nhập",
+  "account.register": "Đăng ký",
+  "account.username": "Tên đăng nhập",
+  "account.password": "Mật khẩu (8 đến 128 ký tự)",
+  "account.guest_help": "Đăng ký để giữ các ván và tên của bạn trên mọi thiết bị; các ván đã chơi với tư cách khách vẫn là của bạn.",
+  "account.signed_in": "Đã đăng nhập: {name}.",
+  "account.logout_everywhere": "Đăng xuất khỏi mọi nơi",
+  "account.close": "Đóng",
+
   // create form
   "create.title": "Ván mới",
   "create.game": "Trò chơi",

@@ -325,6 +325,11 @@ impl Conn {
                 protocol: PROTOCOL_VERSION,
                 resumed,
                 bots: self.server.bots.infos(),
+                account: self
+                    .server
+                    .accounts
+                    .of_player(&session.player_id)
+                    .map(|a| a.username.to_string()),
             },
             re,
         ));

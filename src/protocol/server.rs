@@ -197,6 +197,9 @@ pub enum ServerMsg {
         resumed: bool,
         /// Bot levels.
         bots: Vec<BotInfo>,
+        /// The account's username when the session is an account's; absent for a guest.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        account: Option<String>,
     },
     /// Reply to `list_rooms` and `watch_lobby`.
     RoomList {
