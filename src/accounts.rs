@@ -13,6 +13,8 @@
 
 use std::net::IpAddr;
 use std::num::NonZeroU32;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use argon2::password_hash::rand_core::OsRng;
@@ -58,6 +60,9 @@ pub struct Accounts {
     tokens: DashMap<String, Arc<str>>,
     per_ip: Keyed<IpAddr>,
     per_account: Keyed<String>,
+    /// Map sizes at which the rate limiters are next swept.
+    sweep_ip: AtomicUsize,
+    sweep_account: AtomicUsize,
     /// Checked against when the username is unknown, so that an unknown user costs the same
     /// argon2 work as a wrong password (made at the first login, not at start).
     dummy: std::sync::OnceLock<String>,
@@ -72,6 +77,17 @@ pub fn username_key(username: &str) -> String {
 fn per_minute<K: std::hash::Hash + Eq + Clone>(n: u32) -> Keyed<K> {
     let n = NonZeroU32::new(n).unwrap_or(NonZeroU32::MIN);
     RateLimiter::keyed(Quota::per_minute(n))
+}
+
+/// The smallest rate-limiter map that is swept.
+const SWEEP_FLOOR: usize = 1024;
+
+fn sweep<K: std::hash::Hash + Eq + Clone>(limiter: &Keyed<K>, next: &AtomicUsize) {
+    if limiter.len() >= next.load(Relaxed) {
+        limiter.retain_recent();
+        limiter.shrink_to_fit();
+        next.store((2 * limiter.len()).max(SWEEP_FLOOR), Relaxed);
+    }
 }
 
 fn bad_login() -> ProtoError {
@@ -131,6 +147,8 @@ impl Accounts {
             per_ip: per_minute(limits.logins_per_ip_per_minute),
             per_account: per_minute(limits.logins_per_account_per_minute),
             dummy: std::sync::OnceLock::new(),
+            sweep_ip: AtomicUsize::new(SWEEP_FLOOR),
+            sweep_account: AtomicUsize::new(SWEEP_FLOOR),
             store,
         }
     }
@@ -170,6 +188,10 @@ impl Accounts {
 
     /// Takes one login attempt from `ip` against `key`; `too_many_logins` over either limit.
     fn attempt(&self, ip: Option<IpAddr>, key: &str) -> Result<(), ProtoError> {
+        // Every username tried is a key: the maps are swept of full buckets as they grow (as
+        // `peers` does), so made-up usernames cannot grow them without bound.
+        sweep(&self.per_ip, &self.sweep_ip);
+        sweep(&self.per_account, &self.sweep_account);
         if let Some(ip) = ip {
             self.per_ip
                 .check_key(&crate::peers::key(ip))
