@@ -360,3 +360,50 @@ fn migrating_a_v6_file_keeps_its_games_and_guest_sessions() {
         .unwrap();
     assert_eq!(v, sqlite::schema_version());
 }
+
+/// `logout_everywhere` deletes the account's tokens from the database too: a restart does not
+/// bring them back.
+#[tokio::test]
+async fn a_token_logged_out_everywhere_stays_dead_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("games.db");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    let server = start_with_store(config(), store.clone()).await;
+    let (mut c, token, player_id) = registered(&server, "Kim").await;
+    c.ask(
+        json!({"type": "logout_everywhere", "id": 13}),
+        json!({"type": "logged_out", "re": 13}),
+    )
+    .await;
+    assert_eq!(u16::from(c.closed().await.unwrap().code), 4001);
+    server.stop().await;
+    drop(store);
+
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    let server = start_with_store(config(), store.clone()).await;
+    let w = resumed(&server, &token).await;
+    assert_eq!(w["resumed"], false, "{w}");
+    assert_ne!(w["player_id"], json!(player_id));
+    let (_, v) = logged_in(&server, "kim", PASSWORD).await;
+    assert_eq!(v["player_id"], json!(player_id), "{v}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn login_is_refused_from_a_connection_in_a_room() {
+    let server = start(config()).await;
+    let _a = registered(&server, "Lan").await;
+    let (mut c, _) = server.hello("x").await;
+    create(
+        &mut c,
+        json!({"type": "create_room", "game": "tictactoe", "x": "me", "o": "open"}),
+    )
+    .await;
+    c.ask(
+        json!({"type": "login", "id": 14, "username": "lan", "password": PASSWORD}),
+        json!({"type": "error", "re": 14, "code": "in_room",
+               "message": "leave your rooms before logging in"}),
+    )
+    .await;
+    server.stop().await;
+}
