@@ -118,7 +118,14 @@ fn verify(password: &str, phc: &str) -> bool {
     })
 }
 
+/// Password hashes computed at once, at most: each holds 19 MiB (argon2id's memory cost) and a
+/// blocking thread, so a crowd of logins from many addresses waits here instead.
+pub const MAX_HASHING: usize = 4;
+
+static HASHING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_HASHING);
+
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let _permit = HASHING.acquire().await.expect("never closed");
     tokio::task::spawn_blocking(f)
         .await
         .expect("a password hash does not panic")
