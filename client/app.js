@@ -12,6 +12,7 @@ import { askName } from "./askname.js";
 import { openGames, initGames, gameLink } from "./games.js";
 import { initChat, chatJoined, chatLine, chatStatus } from "./chat.js";
 import { initOffers, offersJoined, offerMessage, renderOffers } from "./offers.js";
+import { initAccount } from "./account.js";
 import { initSeek, seekBots, seekMessage, seekReset, seekLobby } from "./seek.js";
 import { t, has, errorText, botDescription, translatePage } from "./i18n.js";
 
@@ -768,6 +769,7 @@ initAlerts($("#sound-toggle"));
 initChat(conn, toast);
 initOffers(conn, toast, () => ({ room: state.room, you: state.you }));
 initSeek(conn, toast, (roomId) => (location.hash = `#/room/${roomId}`));
+initAccount(conn);
 
 // For debugging from the console and for the end-to-end tests (which drop the connection).
 // `play` is what a click on a cell does, callable on any cell (the tests use it to send an

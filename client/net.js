@@ -2,7 +2,7 @@
 // backoff, and a small event interface. Knows the protocol's envelope (type, id, re), nothing of
 // the game itself.
 
-const TOKEN_KEY = "caro-arena.token";
+export const TOKEN_KEY = "caro-arena.token";
 
 export class Connection extends EventTarget {
   constructor(url, getName) {

@@ -32,6 +32,8 @@ pub const CLOSE_TOO_BIG: u16 = 1009;
 pub const CLOSE_TOO_SLOW: u16 = 1013;
 /// Close code: the session was resumed on another connection.
 pub const CLOSE_TAKEN_OVER: u16 = 4000;
+/// Close code: the account logged out everywhere (`logout_everywhere`).
+pub const CLOSE_LOGGED_OUT: u16 = 4001;
 
 /// A close request: the code and reason of the close frame. Its reader waits in slot
 /// [`READER`], its writer in [`WRITER`].

@@ -17,6 +17,7 @@
 //! Imports run one way: `connection` -> `lobby` -> `room` -> `client`, `store`, `bot`; a room
 //! reports its end to the lobby through the [`room::Registry`] trait, not by importing it.
 
+pub mod accounts;
 pub mod bot;
 pub mod client;
 pub mod config;
@@ -75,6 +76,8 @@ pub struct Server {
     pub connection_permits: Arc<Semaphore>,
     /// Connections and upgrades per client address.
     pub peers: peers::Peers,
+    /// Accounts and the tokens bound to them (loaded at start by `run`).
+    pub accounts: Arc<accounts::Accounts>,
     /// Every open WebSocket connection, by id: the shutdown closes them.
     connections: DashMap<u64, ClientHandle>,
     next_id: AtomicU64,
@@ -135,6 +138,7 @@ impl Server {
         Arc::new(Server {
             connection_permits: Arc::new(Semaphore::new(config.limits.max_connections)),
             peers: peers::Peers::new(&config.limits),
+            accounts: Arc::new(accounts::Accounts::new(store.clone(), &config.limits)),
             connections: DashMap::new(),
             config,
             lobby,
@@ -262,6 +266,12 @@ async fn restore(server: &Arc<Server>) -> std::io::Result<()> {
         .await
         .map_err(std::io::Error::other)?
         .map_err(|e| std::io::Error::other(format!("cannot read unfinished games: {e}")))?;
+    let store = server.store.clone();
+    let accounts = tokio::task::spawn_blocking(move || store.accounts())
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(|e| std::io::Error::other(format!("cannot read accounts: {e}")))?;
+    server.accounts.load(accounts);
     let mut seats: std::collections::HashMap<String, std::collections::HashSet<Arc<str>>> =
         std::collections::HashMap::new();
     for game in &restored.games {

@@ -12,6 +12,17 @@ export default {
   "conn.reconnecting": "reconnecting",
   "conn.offline": "offline",
 
+  // accounts (account.js)
+  "account.title": "Account",
+  "account.login": "Log in",
+  "account.register": "Register",
+  "account.username": "Username",
+  "account.password": "Password (8 to 128 characters)",
+  "account.guest_help": "Register to keep your games and your name on any device; your games as a guest stay yours.",
+  "account.signed_in": "Logged in as {name}.",
+  "account.logout_everywhere": "Log out everywhere",
+  "account.close": "Close",
+
   // create form
   "create.title": "New game",
   "create.game": "Game",
@@ -212,6 +223,13 @@ export default {
   "error.bad_seek": "That pairing request cannot be used ({message}).",
   "error.no_such_seek": "That player is no longer looking for a game.",
   "error.shutting_down": "The server is restarting: try again in a moment.",
+  "error.bad_login": "Wrong username or password.",
+  "error.too_many_logins": "Too many login attempts: wait a minute.",
+  "error.username_taken": "That username is taken.",
+  "error.bad_password": "A password has 8 to 128 characters.",
+  "error.already_registered": "You already have an account.",
+  "error.not_logged_in": "Log in first.",
+  "error.in_room": "Leave your games before logging in.",
   // chat, offers, quick pairing (chat.js, offers.js, seek.js)
   "create.casual": "Casual (a bot grants takebacks)",
   "chat.title": "Chat",

@@ -12,6 +12,17 @@ export default {
   "conn.reconnecting": "đang kết nối lại",
   "conn.offline": "mất kết nối",
 
+  // accounts (account.js)
+  "account.title": "Tài khoản",
+  "account.login": "Đăng nhập",
+  "account.register": "Đăng ký",
+  "account.username": "Tên đăng nhập",
+  "account.password": "Mật khẩu (8 đến 128 ký tự)",
+  "account.guest_help": "Đăng ký để giữ các ván và tên của bạn trên mọi thiết bị; các ván đã chơi với tư cách khách vẫn là của bạn.",
+  "account.signed_in": "Đã đăng nhập: {name}.",
+  "account.logout_everywhere": "Đăng xuất khỏi mọi nơi",
+  "account.close": "Đóng",
+
   // create form
   "create.title": "Ván mới",
   "create.game": "Trò chơi",
@@ -212,6 +223,13 @@ export default {
   "error.bad_seek": "Không dùng được yêu cầu tìm đối thủ này ({message}).",
   "error.no_such_seek": "Người này không còn tìm đối thủ nữa.",
   "error.shutting_down": "Máy chủ đang khởi động lại: hãy thử lại sau giây lát.",
+  "error.bad_login": "Sai tên đăng nhập hoặc mật khẩu.",
+  "error.too_many_logins": "Đăng nhập sai quá nhiều lần: hãy chờ một phút.",
+  "error.username_taken": "Tên đăng nhập này đã có người dùng.",
+  "error.bad_password": "Mật khẩu dài từ 8 đến 128 ký tự.",
+  "error.already_registered": "Bạn đã có tài khoản.",
+  "error.not_logged_in": "Hãy đăng nhập trước.",
+  "error.in_room": "Hãy rời các ván đang chơi trước khi đăng nhập.",
   // trò chuyện, đề nghị, ghép cặp nhanh (chat.js, offers.js, seek.js)
   "create.casual": "Ván giao hữu (máy cho đi lại)",
   "chat.title": "Trò chuyện",

@@ -20,6 +20,10 @@ pub struct RawLimits {
     pub upgrades_per_ip_per_sec: f64,
     /// Upgrades one address may make at once before the rate applies.
     pub upgrades_per_ip_burst: u32,
+    /// Login attempts (`login`, `change_password`) one address may make per minute.
+    pub logins_per_ip_per_minute: u32,
+    /// Login attempts against one account per minute, from anywhere.
+    pub logins_per_account_per_minute: u32,
     /// Open rooms.
     pub max_rooms: usize,
     /// Rooms one player has created whose game has not finished.
@@ -64,6 +68,8 @@ impl Default for RawLimits {
             max_connections_per_ip: 64,
             upgrades_per_ip_per_sec: 10.0,
             upgrades_per_ip_burst: 50,
+            logins_per_ip_per_minute: 20,
+            logins_per_account_per_minute: 5,
             max_rooms: 2_000,
             rooms_per_player: 10,
             bot_rooms_per_player: 2,
@@ -98,6 +104,10 @@ pub struct Limits {
     pub upgrades_per_ip_per_sec: Option<f64>,
     /// Upgrades per address at once (>= 1).
     pub upgrades_per_ip_burst: u32,
+    /// Login attempts per address per minute (>= 1), also its burst.
+    pub logins_per_ip_per_minute: u32,
+    /// Login attempts per account per minute (>= 1), also its burst.
+    pub logins_per_account_per_minute: u32,
     /// Open rooms (>= 1).
     pub max_rooms: usize,
     /// Unfinished rooms one player has created (>= 1).
@@ -145,6 +155,8 @@ impl TryFrom<RawLimits> for Limits {
             max_connections_per_ip,
             upgrades_per_ip_per_sec,
             upgrades_per_ip_burst,
+            logins_per_ip_per_minute,
+            logins_per_account_per_minute,
             max_rooms,
             rooms_per_player,
             bot_rooms_per_player,
@@ -223,6 +235,17 @@ impl TryFrom<RawLimits> for Limits {
         if rate_burst == 0 {
             return Err(invalid("limits.rate_burst", "must be at least 1"));
         }
+        for (key, v) in [
+            ("limits.logins_per_ip_per_minute", logins_per_ip_per_minute),
+            (
+                "limits.logins_per_account_per_minute",
+                logins_per_account_per_minute,
+            ),
+        ] {
+            if v == 0 {
+                return Err(invalid(key, "must be at least 1"));
+            }
+        }
         if flood_close_after == 0 {
             return Err(invalid("limits.flood_close_after", "must be at least 1"));
         }
@@ -247,6 +270,8 @@ impl TryFrom<RawLimits> for Limits {
             upgrades_per_ip_per_sec: (upgrades_per_ip_per_sec > 0.0)
                 .then_some(upgrades_per_ip_per_sec),
             upgrades_per_ip_burst,
+            logins_per_ip_per_minute,
+            logins_per_account_per_minute,
             max_rooms,
             rooms_per_player,
             bot_rooms_per_player,

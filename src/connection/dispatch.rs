@@ -230,6 +230,16 @@ impl Conn {
                 };
                 self.send_to_room(&room_id, cmd).await?;
             }
+            ClientMsg::Register { username, password } => {
+                return self.register(&session, username, password, re).await
+            }
+            ClientMsg::Login { username, password } => {
+                return self.login(&session, username, password, re).await
+            }
+            ClientMsg::LogoutEverywhere {} => return self.logout_everywhere(&session, re).await,
+            ClientMsg::ChangePassword { old, new } => {
+                return self.change_password(&session, old, new, re).await
+            }
             ClientMsg::Chat { room_id, text } => {
                 let text = crate::names::chat_line(&text, self.server.config.chat.max_chars)?;
                 // Only a line the room may take costs from the bucket.
@@ -266,12 +276,26 @@ impl Conn {
             None => None,
         };
         let lobby = &self.server.lobby;
-        let found = token
-            .as_deref()
-            .and_then(|t| Some((lobby.session(t)?, t.to_string())));
+        // A token the lobby no longer holds (a restart, the janitor) but that is bound to an
+        // account resumes the account, in a session without seats.
+        let found = token.as_deref().and_then(|t| {
+            let s = lobby.session(t).or_else(|| {
+                let hash = crate::store::hash_token(t);
+                let account = self.server.accounts.of_token(&hash)?;
+                Some(lobby.restore_session(
+                    hash,
+                    account.player_id.clone(),
+                    account.username.clone(),
+                    Default::default(),
+                ))
+            })?;
+            Some((s, t.to_string()))
+        });
         let (session, token, resumed) = match found {
             Some((s, t)) => {
-                if let Some(n) = name.filter(|n| **n != *s.name()) {
+                // An account's name is its username.
+                let account = self.server.accounts.of_player(&s.player_id).is_some();
+                if let Some(n) = name.filter(|n| !account && **n != *s.name()) {
                     s.set_name(n.into());
                     lobby.renamed(&s);
                 }
@@ -301,6 +325,11 @@ impl Conn {
                 protocol: PROTOCOL_VERSION,
                 resumed,
                 bots: self.server.bots.infos(),
+                account: self
+                    .server
+                    .accounts
+                    .of_player(&session.player_id)
+                    .map(|a| a.username.to_string()),
             },
             re,
         ));

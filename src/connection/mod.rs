@@ -9,10 +9,12 @@
 //!
 //! The writer task is in `writer.rs`; this file is the reader and the connection's life.
 
+mod accounts;
 mod dispatch;
 mod writer;
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
@@ -76,10 +78,20 @@ struct Conn {
     chat_bucket: Bucket,
     /// Messages refused in a row by the rate limit.
     strikes: u32,
+    /// The client's address, when known: login attempts count against it.
+    ip: Option<IpAddr>,
 }
 
 /// Serves one upgraded WebSocket until it closes.
 pub async fn serve<S>(server: Arc<Server>, ws: WebSocketStream<S>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    serve_from(server, ws, None).await
+}
+
+/// [`serve`] for a client at `ip`, whose login attempts count against that address.
+pub async fn serve_from<S>(server: Arc<Server>, ws: WebSocketStream<S>, ip: Option<IpAddr>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -124,6 +136,7 @@ where
         session: None,
         rooms: HashMap::new(),
         strikes: 0,
+        ip,
     };
     tracing::debug!(conn = conn_id, "connection open");
     let open = conn.read_loop(&mut stream).await;

@@ -189,6 +189,10 @@ pub(super) async fn upgrade(
             return Err(UpgradeError::TooMany(wait));
         }
     }
+    let ip = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(peer)| peer.ip());
     let accept = derive_accept_key(key.as_bytes());
     let permit = req.extensions_mut().remove::<Permit>();
     let on_upgrade = hyper::upgrade::on(&mut req);
@@ -203,7 +207,7 @@ pub(super) async fn upgrade(
                     Some(config),
                 )
                 .await;
-                crate::connection::serve(server, ws).await;
+                crate::connection::serve_from(server, ws, ip).await;
             }
             Err(e) => tracing::debug!("websocket upgrade failed: {e}"),
         }

@@ -346,6 +346,29 @@ impl Lobby {
         let s = self.insert_session(hash_token(&token), player_id, name, HashSet::new(), false);
         (s, token)
     }
+    /// A new session with a random token for an existing player id (an account's login).
+    pub fn new_session_for(&self, player_id: Arc<str>, name: Arc<str>) -> (Arc<Session>, String) {
+        let token =
+            uuid::Uuid::new_v4().simple().to_string() + &uuid::Uuid::new_v4().simple().to_string();
+        let s = self.insert_session(hash_token(&token), player_id, name, HashSet::new(), false);
+        (s, token)
+    }
+    /// Forgets every session of `player_id` (an account's `logout_everywhere`), returning them.
+    pub fn forget_player(&self, player_id: &str) -> Vec<Arc<Session>> {
+        let mut gone = Vec::new();
+        self.sessions.retain(|_, s| {
+            let keep = &*s.player_id != player_id;
+            if !keep {
+                gone.push(s.clone());
+            }
+            keep
+        });
+        self.rooms_ctx
+            .metrics
+            .sessions
+            .fetch_sub(gone.len() as u64, Ordering::Relaxed);
+        gone
+    }
     /// A session restored from the store after a restart, holding seats in `seats`.
     pub fn restore_session(
         &self,

@@ -174,6 +174,40 @@ pub enum ClientMsg {
         /// What (cleaned and bounded by the connection: `[chat]` in the config).
         text: String,
     },
+    /// Makes the current session an account (the session keeps its player id and token).
+    Register {
+        /// Goes through the name rules; unique case-insensitively.
+        username: String,
+        /// 8 to 128 characters.
+        password: Secret,
+    },
+    /// Takes the identity of an account: a new session with a new token.
+    Login {
+        /// Case-insensitive.
+        username: String,
+        /// The password.
+        password: Secret,
+    },
+    /// Unbinds every token of the account and closes every connection of it, this one included.
+    LogoutEverywhere {},
+    /// A new password, after the old one.
+    ChangePassword {
+        /// The current password.
+        old: Secret,
+        /// 8 to 128 characters.
+        new: Secret,
+    },
+}
+
+/// A password as it arrives: its `Debug` never shows it, so no log line can.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(..)")
+    }
 }
 
 /// Parses one text frame: `(id, message)`. On failure the id (if any could be read) comes back

@@ -66,6 +66,20 @@ pub enum ErrorCode {
     BadSeek,
     /// No open seek with that id (taken, cancelled, or your own).
     NoSuchSeek,
+    /// `login` or `change_password`: a wrong username or a wrong password (the same answer).
+    BadLogin,
+    /// Too many login attempts from this address or against this account.
+    TooManyLogins,
+    /// `register`: the username is taken (case-insensitively).
+    UsernameTaken,
+    /// A password shorter than 8 or longer than 128 characters.
+    BadPassword,
+    /// `register` from a session that is already an account.
+    AlreadyRegistered,
+    /// `logout_everywhere` / `change_password` from a guest.
+    NotLoggedIn,
+    /// `login` from a connection in a room: leave it first.
+    InRoom,
 }
 
 impl ErrorCode {
@@ -102,6 +116,13 @@ impl ErrorCode {
             ErrorCode::GameNotOver => "game_not_over",
             ErrorCode::BadSeek => "bad_seek",
             ErrorCode::NoSuchSeek => "no_such_seek",
+            ErrorCode::BadLogin => "bad_login",
+            ErrorCode::TooManyLogins => "too_many_logins",
+            ErrorCode::UsernameTaken => "username_taken",
+            ErrorCode::BadPassword => "bad_password",
+            ErrorCode::AlreadyRegistered => "already_registered",
+            ErrorCode::NotLoggedIn => "not_logged_in",
+            ErrorCode::InRoom => "in_room",
         }
     }
 }

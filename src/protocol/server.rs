@@ -197,6 +197,9 @@ pub enum ServerMsg {
         resumed: bool,
         /// Bot levels.
         bots: Vec<BotInfo>,
+        /// The account's username when the session is an account's; absent for a guest.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        account: Option<String>,
     },
     /// Reply to `list_rooms` and `watch_lobby`.
     RoomList {
@@ -392,6 +395,21 @@ pub enum ServerMsg {
     },
     /// Reply to `ping`.
     Pong {},
+    /// Reply to `register` and `login`: the connection is now the account.
+    LoggedIn {
+        /// The account's player id.
+        player_id: String,
+        /// Its username, the name in use.
+        name: String,
+        /// After `login`: the new session's secret (resumes the account in `hello`). Absent
+        /// after `register`, whose session keeps the token it has.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
+    },
+    /// Reply to `logout_everywhere`, just before the connection closes.
+    LoggedOut {},
+    /// Reply to `change_password`.
+    PasswordChanged {},
     /// Something was refused.
     Error {
         /// Stable code.

@@ -12,8 +12,9 @@ use parking_lot::Mutex;
 use crate::protocol::{ChatChannel, ChatLine};
 
 use super::{
-    outcome_str, reason_str, Commit, GamePlayers, GameQuery, GameRecord, GameSummary, MoveRecord,
-    RestoredSession, SeatRecord, Store, StoreError, StoreEvent,
+    outcome_str, reason_str, AccountEvent, Commit, GamePlayers, GameQuery, GameRecord, GameSummary,
+    MoveRecord, RestoredSession, SeatRecord, Store, StoreAccounts, StoreError, StoreEvent,
+    StoredAccount,
 };
 
 /// Forgets everything. Only for tests that need no record at all.
@@ -32,6 +33,7 @@ impl Store for NullStore {
 pub struct MemoryStore {
     events: Mutex<Vec<StoreEvent>>,
     sessions: Mutex<HashMap<String, RestoredSession>>,
+    accounts: Mutex<StoreAccounts>,
 }
 
 impl MemoryStore {
@@ -138,14 +140,50 @@ impl MemoryStore {
                         });
                     }
                 }
-                StoreEvent::Session { .. } | StoreEvent::SessionsExpired { .. } => {}
+                StoreEvent::Session { .. }
+                | StoreEvent::SessionsExpired { .. }
+                | StoreEvent::Account(_) => {}
             }
         }
         games
     }
 }
 
+impl MemoryStore {
+    fn account(&self, event: AccountEvent) {
+        let mut all = self.accounts.lock();
+        match event {
+            AccountEvent::Created {
+                player_id,
+                username,
+                phc,
+                ..
+            } => all.accounts.push(StoredAccount {
+                player_id,
+                username,
+                phc,
+            }),
+            AccountEvent::Password { player_id, phc } => {
+                for a in all.accounts.iter_mut().filter(|a| a.player_id == player_id) {
+                    a.phc.clone_from(&phc);
+                }
+            }
+            AccountEvent::SessionBound {
+                token_hash,
+                player_id,
+            } => all.tokens.push((token_hash, player_id)),
+            AccountEvent::LoggedOutEverywhere { player_id } => {
+                all.tokens.retain(|(_, p)| *p != player_id);
+            }
+        }
+    }
+}
+
 impl Store for MemoryStore {
+    fn accounts(&self) -> Result<StoreAccounts, StoreError> {
+        Ok(self.accounts.lock().clone())
+    }
+
     fn record(&self, event: StoreEvent) -> Commit {
         match event {
             StoreEvent::Session {
@@ -164,6 +202,7 @@ impl Store for MemoryStore {
             }
             // Nothing here is read back at start (memory does not survive a restart).
             StoreEvent::SessionsExpired { .. } => {}
+            StoreEvent::Account(a) => self.account(a),
             other => self.events.lock().push(other),
         }
         Commit::done()

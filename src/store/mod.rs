@@ -178,6 +178,64 @@ pub enum StoreEvent {
         /// Unix time in milliseconds.
         updated_before: i64,
     },
+    /// An account change ([`crate::accounts`]).
+    Account(AccountEvent),
+}
+
+/// What changes in accounts. No password ever appears here, only its argon2id PHC string, and
+/// no token, only its SHA-256.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AccountEvent {
+    /// A new account for a player id.
+    Created {
+        /// The player id it owns.
+        player_id: String,
+        /// As registered.
+        username: String,
+        /// Lowercased: unique.
+        username_key: String,
+        /// argon2id PHC string.
+        phc: String,
+    },
+    /// A new password hash.
+    Password {
+        /// The account.
+        player_id: String,
+        /// argon2id PHC string.
+        phc: String,
+    },
+    /// A session token is bound to the account.
+    SessionBound {
+        /// SHA-256 of the token, hex.
+        token_hash: String,
+        /// The account.
+        player_id: String,
+    },
+    /// Every token of the account is unbound.
+    LoggedOutEverywhere {
+        /// The account.
+        player_id: String,
+    },
+}
+
+/// An account as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredAccount {
+    /// The player id it owns.
+    pub player_id: String,
+    /// As registered.
+    pub username: String,
+    /// argon2id PHC string.
+    pub phc: String,
+}
+
+/// Every account and every token hash bound to one (token hash, player id), read at start.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StoreAccounts {
+    /// The accounts.
+    pub accounts: Vec<StoredAccount>,
+    /// (token hash, player id).
+    pub tokens: Vec<(String, String)>,
 }
 
 /// Resolves once an event is durable. Stores without durability resolve at once.
@@ -232,6 +290,10 @@ pub trait Store: Send + Sync + 'static {
     /// Unfinished games and their sessions, read once at start. Blocks.
     fn restore(&self) -> Result<Restored, StoreError> {
         Ok(Restored::default())
+    }
+    /// Every account and the token hashes bound to them, read once at start. Blocks.
+    fn accounts(&self) -> Result<StoreAccounts, StoreError> {
+        Ok(StoreAccounts::default())
     }
     /// Finished games, newest first. Blocks.
     fn list_games(&self, _query: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {

@@ -24,8 +24,9 @@ use tokio::sync::oneshot;
 use crate::protocol::{ChatChannel, ChatLine, Seat, TimeControl};
 
 use super::{
-    now_ms, outcome_str, reason_str, seat_str, Commit, GamePlayers, GameQuery, GameRecord,
-    GameSummary, MoveRecord, Restored, RestoredSession, SeatRecord, Store, StoreError, StoreEvent,
+    now_ms, outcome_str, reason_str, seat_str, AccountEvent, Commit, GamePlayers, GameQuery,
+    GameRecord, GameSummary, MoveRecord, Restored, RestoredSession, SeatRecord, Store,
+    StoreAccounts, StoreError, StoreEvent, StoredAccount,
 };
 
 /// The most events written in one transaction.
@@ -96,6 +97,22 @@ pub const MIGRATIONS: &[&str] = &[
     "ALTER TABLE games ADD COLUMN time_control TEXT;
     ALTER TABLE moves ADD COLUMN clock_x_ms INTEGER;
     ALTER TABLE moves ADD COLUMN clock_o_ms INTEGER;",
+    // v7: accounts (issue 18): a username and an argon2id PHC string per player id, and the
+    // hashed session tokens bound to an account (kept until `logout_everywhere`, unlike the
+    // guest `sessions` rows, which go when no unfinished game seats them).
+    "CREATE TABLE accounts (
+        player_id    TEXT PRIMARY KEY,
+        username     TEXT NOT NULL,
+        username_key TEXT NOT NULL UNIQUE,
+        password_phc TEXT NOT NULL,
+        created_at   INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE account_sessions (
+        token_hash TEXT PRIMARY KEY,
+        player_id  TEXT NOT NULL REFERENCES accounts(player_id),
+        created_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX account_sessions_player ON account_sessions(player_id);",
 ];
 
 /// The schema version this server writes.
@@ -368,6 +385,7 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
             )?
             .execute(params![room_id, seat_str(*seat), name, text, at])?;
         }
+        StoreEvent::Account(a) => write_account(tx, a, at)?,
         StoreEvent::SessionsExpired { updated_before } => {
             let gone = tx
                 .prepare_cached(PURGE_SESSIONS)?
@@ -375,6 +393,48 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
             if gone > 0 {
                 tracing::debug!(rows = gone, "expired sessions deleted");
             }
+        }
+    }
+    Ok(())
+}
+
+/// OR IGNORE like the rest: a username taken twice cannot reach here (the accounts map checks
+/// it first), and must not fail other rooms' moves in the batch if it did.
+fn write_account(tx: &Transaction<'_>, a: &AccountEvent, at: i64) -> rusqlite::Result<()> {
+    match a {
+        AccountEvent::Created {
+            player_id,
+            username,
+            username_key,
+            phc,
+        } => {
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO accounts
+                     (player_id, username, username_key, password_phc, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?
+            .execute(params![player_id, username, username_key, phc, at])?;
+        }
+        AccountEvent::Password { player_id, phc } => {
+            tx.prepare_cached("UPDATE accounts SET password_phc = ?2 WHERE player_id = ?1")?
+                .execute(params![player_id, phc])?;
+        }
+        AccountEvent::SessionBound {
+            token_hash,
+            player_id,
+        } => {
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO account_sessions (token_hash, player_id, created_at)
+                 SELECT ?1, ?2, ?3 WHERE EXISTS (SELECT 1 FROM accounts WHERE player_id = ?2)",
+            )?
+            .execute(params![token_hash, player_id, at])?;
+        }
+        AccountEvent::LoggedOutEverywhere { player_id } => {
+            tx.prepare_cached("DELETE FROM account_sessions WHERE player_id = ?1")?
+                .execute(params![player_id])?;
+            // The guest rows of the same tokens too: a restart must not resume them either.
+            tx.prepare_cached("DELETE FROM sessions WHERE player_id = ?1")?
+                .execute(params![player_id])?;
         }
     }
     Ok(())
@@ -583,6 +643,25 @@ impl Store for SqliteStore {
             })?
             .collect::<Result<_, _>>()?;
         Ok(Restored { games, sessions })
+    }
+
+    fn accounts(&self) -> Result<StoreAccounts, StoreError> {
+        let conn = self.reader();
+        let accounts = conn
+            .prepare("SELECT player_id, username, password_phc FROM accounts ORDER BY player_id")?
+            .query_map([], |r| {
+                Ok(StoredAccount {
+                    player_id: r.get(0)?,
+                    username: r.get(1)?,
+                    phc: r.get(2)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        let tokens = conn
+            .prepare("SELECT token_hash, player_id FROM account_sessions ORDER BY token_hash")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(StoreAccounts { accounts, tokens })
     }
 
     fn list_games(&self, q: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {
