@@ -17,6 +17,7 @@
 //! Imports run one way: `connection` -> `lobby` -> `room` -> `client`, `store`, `bot`; a room
 //! reports its end to the lobby through the [`room::Registry`] trait, not by importing it.
 
+pub mod analysis;
 pub mod bot;
 pub mod client;
 pub mod config;

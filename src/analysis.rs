@@ -1,0 +1,314 @@
+//! Post-game analysis (issue 18): every position of a stored game searched by the engine at a
+//! fixed node budget, and each move judged from how the evaluation changed for its mover.
+//!
+//! This module is the pure part: it turns a game (rules and moves) and a search function into an
+//! [`Analysis`]. It never schedules a search, touches a store or sees HTTP; where the searches run
+//! (the bot pool, in idle slots only) is `bot::BotPool::analyse_position`, and who may ask for
+//! one is `http::api`. docs/analysis.md documents the budget, the priority and the thresholds.
+
+use caro_engine::search::{Score, SearchResult};
+use caro_engine::{Board, Move, Player, Rules, Status};
+use serde::{Deserialize, Serialize};
+
+/// A drop of at least this many engine units for the mover marks a mistake.
+pub const MISTAKE_DROP: i32 = 300;
+/// A drop of at least this many engine units for the mover marks a blunder.
+pub const BLUNDER_DROP: i32 = 1000;
+/// Evaluations are clamped to this (and forced wins to it) before drops are measured, so a
+/// drop between two lost positions never counts as a blunder.
+pub const EVAL_CAP: i32 = 3000;
+
+/// A cell, as the wire writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Column.
+    pub x: u8,
+    /// Row.
+    pub y: u8,
+}
+
+impl From<Move> for Cell {
+    fn from(m: Move) -> Cell {
+        Cell { x: m.x, y: m.y }
+    }
+}
+
+/// How bad a move was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Judgement {
+    /// The evaluation dropped by [`MISTAKE_DROP`] or more, or a forced win (not an immediate
+    /// one) was let go.
+    Mistake,
+    /// The evaluation dropped by [`BLUNDER_DROP`] or more, or the move let the opponent force a
+    /// win that did not exist before, or it missed a win on the spot.
+    Blunder,
+}
+
+/// One position of the game: the one before move `ply + 1` (ply 0 is the empty board, the last
+/// one the position after the last move).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PositionEval {
+    /// Moves played before this position.
+    pub ply: u32,
+    /// Evaluation from X's point of view in engine units; `null` when `mate` is set.
+    pub eval: Option<i32>,
+    /// A forced win found: plies to its end, positive when X wins, negative when O does (0: the
+    /// game is won on the board).
+    pub mate: Option<i32>,
+    /// The engine's move here; `null` when the game is over on the board.
+    pub best: Option<Cell>,
+    /// The engine's line, starting with `best`.
+    pub pv: Vec<Cell>,
+    /// Deepest completed iteration.
+    pub depth: u8,
+    /// Nodes searched.
+    pub nodes: u64,
+    /// What the move that led here (move number `ply`) was, for its mover; absent at ply 0 and
+    /// for a sound move.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub judgement: Option<Judgement>,
+}
+
+/// A finished analysis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// The node budget each position was searched with.
+    pub nodes_per_position: u64,
+    /// One per position: `moves + 1` of them.
+    pub positions: Vec<PositionEval>,
+}
+
+/// Why a game cannot be analysed.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisError {
+    /// The stored rules are not ones this server plays.
+    #[error("the game's rules: {0}")]
+    Rules(#[from] caro_engine::RulesError),
+    /// A stored move is illegal (a corrupt record).
+    #[error("move {0} of the stored game is illegal")]
+    Move(usize),
+    /// Stopped (server shutdown).
+    #[error("stopped")]
+    Stopped,
+}
+
+/// The rules of a stored game.
+pub fn rules_of(game: &crate::store::GameSummary) -> Result<Rules, caro_engine::RulesError> {
+    Ok(match game.game.as_str() {
+        "tictactoe" => Rules::tictactoe(),
+        _ => Rules::caro(
+            game.width,
+            game.height,
+            game.rule.as_deref().unwrap_or("freestyle").parse()?,
+        )?,
+    })
+}
+
+/// The value of a score for `me` when `to_move` is to move, clamped for measuring drops.
+fn value_for(score: Score, to_move: Player, me: Player) -> i32 {
+    let v = if score.is_win() {
+        EVAL_CAP
+    } else if score.is_loss() {
+        -EVAL_CAP
+    } else {
+        score.get().clamp(-EVAL_CAP, EVAL_CAP)
+    };
+    if to_move == me {
+        v
+    } else {
+        -v
+    }
+}
+
+/// A position's score for the side to move, as the search (or the board, when over) gives it.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    to_move: Player,
+    score: Score,
+}
+
+/// Analyses `moves` under `rules`, calling `search` on every position where the game is not
+/// over (it returns `None` only when told to stop) and `progress` after each position with the
+/// number done.
+pub fn analyse(
+    rules: Rules,
+    moves: &[Move],
+    nodes_per_position: u64,
+    mut search: impl FnMut(&Board) -> Option<SearchResult>,
+    mut progress: impl FnMut(usize),
+) -> Result<Analysis, AnalysisError> {
+    let mut board = Board::new(rules);
+    let mut positions = Vec::with_capacity(moves.len() + 1);
+    let mut seen = Vec::with_capacity(moves.len() + 1);
+    for ply in 0..=moves.len() {
+        if ply > 0 {
+            board
+                .try_play(moves[ply - 1])
+                .map_err(|_| AnalysisError::Move(ply))?;
+        }
+        let to_move = board.to_move();
+        let (score, pos) = match board.status() {
+            Status::Won(winner) => {
+                // The side to move has lost on the board.
+                let score = if winner == to_move {
+                    Score::WIN
+                } else {
+                    -Score::WIN
+                };
+                (score, terminal(ply, score, to_move))
+            }
+            Status::Draw => (Score::ZERO, terminal(ply, Score::ZERO, to_move)),
+            Status::Ongoing => {
+                let r = search(&board).ok_or(AnalysisError::Stopped)?;
+                let pos = PositionEval {
+                    ply: ply as u32,
+                    eval: None,
+                    mate: None,
+                    best: Some(r.best.into()),
+                    pv: r.pv.iter().map(|&m| m.into()).collect(),
+                    depth: r.depth,
+                    nodes: r.nodes,
+                    judgement: None,
+                };
+                (r.score, with_score(pos, r.score, to_move))
+            }
+        };
+        seen.push(Seen { to_move, score });
+        positions.push(pos);
+        progress(ply + 1);
+    }
+    for ply in 1..positions.len() {
+        positions[ply].judgement = judge(seen[ply - 1], seen[ply]);
+    }
+    Ok(Analysis {
+        nodes_per_position,
+        positions,
+    })
+}
+
+fn terminal(ply: usize, score: Score, to_move: Player) -> PositionEval {
+    let pos = PositionEval {
+        ply: ply as u32,
+        eval: None,
+        mate: None,
+        best: None,
+        pv: Vec::new(),
+        depth: 0,
+        nodes: 0,
+        judgement: None,
+    };
+    with_score(pos, score, to_move)
+}
+
+/// Fills `eval` or `mate` from X's point of view.
+fn with_score(mut pos: PositionEval, score: Score, to_move: Player) -> PositionEval {
+    let sign = if to_move == Player::X { 1 } else { -1 };
+    match score.mate_plies() {
+        Some(plies) => pos.mate = Some(if score.is_win() { plies } else { -plies } * sign),
+        None => pos.eval = Some(score.get() * sign),
+    }
+    pos
+}
+
+/// The move between `before` and `after`, judged for its mover (the side to move `before`).
+fn judge(before: Seen, after: Seen) -> Option<Judgement> {
+    let me = before.to_move;
+    let mine = |s: Seen| if s.to_move == me { s.score } else { -s.score };
+    let (b, a) = (mine(before), mine(after));
+    if !b.is_loss() && a.is_loss() {
+        // Let the opponent force a win that was not there (ignoring a four is the plainest).
+        return Some(Judgement::Blunder);
+    }
+    if b.is_win() && !a.is_win() {
+        // A win in one (a five to make) missed is a blunder; a longer forced win let go, a
+        // mistake.
+        return Some(if b.mate_plies() == Some(1) {
+            Judgement::Blunder
+        } else {
+            Judgement::Mistake
+        });
+    }
+    let drop =
+        value_for(before.score, before.to_move, me) - value_for(after.score, after.to_move, me);
+    if drop >= BLUNDER_DROP {
+        Some(Judgement::Blunder)
+    } else if drop >= MISTAKE_DROP {
+        Some(Judgement::Mistake)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use caro_engine::search::{Engine, Limits};
+    use std::sync::atomic::AtomicBool;
+
+    fn engine_search(nodes: u64) -> impl FnMut(&Board) -> Option<SearchResult> {
+        let mut engine = Engine::new(4);
+        let stop = AtomicBool::new(false);
+        move |board| {
+            let limits = Limits {
+                max_depth: 64,
+                time: None,
+                time_max: None,
+                nodes: Some(nodes),
+            };
+            engine.search(board, &limits, &stop, &mut |_| {})
+        }
+    }
+
+    /// X builds a four on row 7 (x 3..=6) whose left end O closed at once, so it is never open
+    /// before it is a four; O plays elsewhere and, at its 4th move, ignores the four; X makes
+    /// five. O's 4th move (ply 8) is the blunder.
+    pub(crate) fn ignored_four() -> Vec<Move> {
+        [
+            (7, 7),
+            (6, 7), // closes the left end at once
+            (8, 7),
+            (8, 8),
+            (9, 7),
+            (9, 8),
+            (10, 7), // a four: (11, 7) makes five
+            (7, 8),  // ignores it
+            (11, 7),
+        ]
+        .iter()
+        .map(|&(x, y)| Move::new(x, y))
+        .collect()
+    }
+
+    #[test]
+    fn every_position_is_evaluated_and_the_ignored_four_is_a_blunder() {
+        let moves = ignored_four();
+        let mut done = 0;
+        let a = analyse(
+            Rules::caro_default(),
+            &moves,
+            200_000,
+            engine_search(200_000),
+            |n| done = n,
+        )
+        .unwrap();
+        assert_eq!(done, moves.len() + 1);
+        assert_eq!(a.positions.len(), moves.len() + 1);
+        for p in &a.positions {
+            assert!(p.eval.is_some() != p.mate.is_some(), "{p:?}");
+        }
+        // After O ignores the four, X wins in one.
+        assert_eq!(a.positions[8].mate, Some(1));
+        assert_eq!(a.positions[8].judgement, Some(Judgement::Blunder));
+        let blunders: Vec<u32> = a
+            .positions
+            .iter()
+            .filter(|p| p.judgement == Some(Judgement::Blunder))
+            .map(|p| p.ply)
+            .collect();
+        assert_eq!(blunders, [8]);
+        // The final position is won on the board by X.
+        assert_eq!(a.positions[9].mate, Some(0));
+        assert_eq!(a.positions[9].best, None);
+    }
+}
