@@ -6,9 +6,16 @@
 //! (the bot pool, in idle slots only) is `bot::BotPool::analyse_position`, and who may ask for
 //! one is `http::api`. docs/analysis.md documents the budget, the priority and the thresholds.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use caro_engine::search::{Score, SearchResult};
 use caro_engine::{Board, Move, Player, Rules, Status};
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
+
+use crate::config::AnalysisConfig;
+use crate::store::{GameRecord, StoreEvent};
 
 /// A drop of at least this many engine units for the mover marks a mistake.
 pub const MISTAKE_DROP: i32 = 300;
@@ -128,28 +135,31 @@ struct Seen {
     score: Score,
 }
 
-/// Analyses `moves` under `rules`, calling `search` on every position where the game is not
-/// over (it returns `None` only when told to stop) and `progress` after each position with the
-/// number done.
-pub fn analyse(
-    rules: Rules,
-    moves: &[Move],
-    nodes_per_position: u64,
-    mut search: impl FnMut(&Board) -> Option<SearchResult>,
-    mut progress: impl FnMut(usize),
-) -> Result<Analysis, AnalysisError> {
+/// Every position of the game (`moves.len() + 1`: the empty board first).
+pub fn boards(rules: Rules, moves: &[Move]) -> Result<Vec<Board>, AnalysisError> {
     let mut board = Board::new(rules);
-    let mut positions = Vec::with_capacity(moves.len() + 1);
-    let mut seen = Vec::with_capacity(moves.len() + 1);
-    for ply in 0..=moves.len() {
-        if ply > 0 {
-            board
-                .try_play(moves[ply - 1])
-                .map_err(|_| AnalysisError::Move(ply))?;
-        }
+    let mut out = Vec::with_capacity(moves.len() + 1);
+    out.push(board.clone());
+    for (i, &m) in moves.iter().enumerate() {
+        board.try_play(m).map_err(|_| AnalysisError::Move(i + 1))?;
+        out.push(board.clone());
+    }
+    Ok(out)
+}
+
+/// The analysis of `boards` (from [`boards`]), given the search result of each position where
+/// the game is not over (`results[i]` for `boards[i]`; `None` where it is over).
+pub fn assemble(
+    boards: &[Board],
+    results: Vec<Option<SearchResult>>,
+    nodes_per_position: u64,
+) -> Analysis {
+    let mut positions = Vec::with_capacity(boards.len());
+    let mut seen = Vec::with_capacity(boards.len());
+    for (ply, (board, result)) in boards.iter().zip(results).enumerate() {
         let to_move = board.to_move();
-        let (score, pos) = match board.status() {
-            Status::Won(winner) => {
+        let (score, pos) = match (board.status(), result) {
+            (Status::Won(winner), _) => {
                 // The side to move has lost on the board.
                 let score = if winner == to_move {
                     Score::WIN
@@ -158,9 +168,10 @@ pub fn analyse(
                 };
                 (score, terminal(ply, score, to_move))
             }
-            Status::Draw => (Score::ZERO, terminal(ply, Score::ZERO, to_move)),
-            Status::Ongoing => {
-                let r = search(&board).ok_or(AnalysisError::Stopped)?;
+            (Status::Draw, _) | (Status::Ongoing, None) => {
+                (Score::ZERO, terminal(ply, Score::ZERO, to_move))
+            }
+            (Status::Ongoing, Some(r)) => {
                 let pos = PositionEval {
                     ply: ply as u32,
                     eval: None,
@@ -176,15 +187,34 @@ pub fn analyse(
         };
         seen.push(Seen { to_move, score });
         positions.push(pos);
-        progress(ply + 1);
     }
     for ply in 1..positions.len() {
         positions[ply].judgement = judge(seen[ply - 1], seen[ply]);
     }
-    Ok(Analysis {
+    Analysis {
         nodes_per_position,
         positions,
-    })
+    }
+}
+
+/// Analyses `moves` under `rules` in one go, calling `search` on every position where the game
+/// is not over (it returns `None` only when told to stop). For tests and tools; the server
+/// searches position by position on the bot pool ([`Analyses`]).
+pub fn analyse(
+    rules: Rules,
+    moves: &[Move],
+    nodes_per_position: u64,
+    mut search: impl FnMut(&Board) -> Option<SearchResult>,
+) -> Result<Analysis, AnalysisError> {
+    let boards = boards(rules, moves)?;
+    let mut results = Vec::with_capacity(boards.len());
+    for b in &boards {
+        results.push(match b.status() {
+            Status::Ongoing => Some(search(b).ok_or(AnalysisError::Stopped)?),
+            _ => None,
+        });
+    }
+    Ok(assemble(&boards, results, nodes_per_position))
 }
 
 fn terminal(ply: usize, score: Score, to_move: Player) -> PositionEval {
@@ -240,6 +270,148 @@ fn judge(before: Seen, after: Seen) -> Option<Judgement> {
     }
 }
 
+/// How far a running analysis is (`GET /api/games/{id}/analysis` while it runs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Progress {
+    /// Positions searched.
+    pub done: usize,
+    /// Positions in the game.
+    pub total: usize,
+}
+
+/// Why an analysis was not started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StartError {
+    /// The game is still being played.
+    #[error("the game is not finished")]
+    NotFinished,
+    /// An analysis of this game is already running.
+    #[error("an analysis of this game is already running")]
+    Running,
+    /// The requester has `analysis.per_player` analyses queued or running.
+    #[error("too many analyses of yours are queued")]
+    PlayerCap,
+    /// The server has `analysis.max_queued` analyses queued or running.
+    #[error("the analysis queue is full")]
+    ServerCap,
+    /// The stored game cannot be replayed (rules or moves).
+    #[error("the stored game cannot be analysed")]
+    Unplayable,
+}
+
+struct Job {
+    requester: String,
+    progress: Progress,
+}
+
+/// The analyses queued or running, by game id, and their caps (`[analysis]`). Each runs as a
+/// task of the server's tracker, one position at a time on the bot pool's idle slots.
+pub struct Analyses {
+    config: AnalysisConfig,
+    jobs: Mutex<HashMap<String, Job>>,
+}
+
+impl Analyses {
+    /// No analysis running yet.
+    pub fn new(config: AnalysisConfig) -> Analyses {
+        Analyses {
+            config,
+            jobs: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The progress of the game's running analysis, if one runs.
+    pub fn progress(&self, game_id: &str) -> Option<Progress> {
+        self.jobs.lock().get(game_id).map(|j| j.progress)
+    }
+
+    /// Starts analysing a stored game for `requester` (the per-player cap's key), unless a cap
+    /// or the game's state forbids it. The result is recorded to the store when done.
+    pub fn start(
+        self: &Arc<Analyses>,
+        server: &Arc<crate::Server>,
+        game: &GameRecord,
+        requester: String,
+    ) -> Result<Progress, StartError> {
+        if game.summary.result.is_none() {
+            return Err(StartError::NotFinished);
+        }
+        let rules = rules_of(&game.summary).map_err(|_| StartError::Unplayable)?;
+        let moves: Vec<Move> = game.moves.iter().map(|m| Move::new(m.x, m.y)).collect();
+        let boards = boards(rules, &moves).map_err(|_| StartError::Unplayable)?;
+        let id = game.summary.id.clone();
+        let progress = Progress {
+            done: 0,
+            total: boards.len(),
+        };
+        {
+            let mut jobs = self.jobs.lock();
+            if jobs.contains_key(&id) {
+                return Err(StartError::Running);
+            }
+            if jobs.len() >= self.config.max_queued {
+                return Err(StartError::ServerCap);
+            }
+            let mine = jobs.values().filter(|j| j.requester == requester).count();
+            if mine >= self.config.per_player {
+                return Err(StartError::PlayerCap);
+            }
+            jobs.insert(
+                id.clone(),
+                Job {
+                    requester,
+                    progress,
+                },
+            );
+        }
+        let this = self.clone();
+        let server = server.clone();
+        let nodes = self.config.nodes_per_position;
+        server.tracker.clone().spawn(async move {
+            let cancel = server.shutdown.clone();
+            let mut results = Vec::with_capacity(boards.len());
+            for (i, board) in boards.iter().enumerate() {
+                let result = match board.status() {
+                    Status::Ongoing => {
+                        match server
+                            .bots
+                            .analyse_position(board.clone(), nodes, &cancel)
+                            .await
+                        {
+                            Some(r) => Some(r),
+                            None => {
+                                // Shutdown, or a search that failed: nothing is stored, and the
+                                // game may be analysed again.
+                                this.jobs.lock().remove(&id);
+                                return;
+                            }
+                        }
+                    }
+                    _ => None,
+                };
+                results.push(result);
+                if let Some(j) = this.jobs.lock().get_mut(&id) {
+                    j.progress.done = i + 1;
+                }
+            }
+            let analysis = assemble(&boards, results, nodes);
+            let json = serde_json::to_string(&analysis).expect("plain data serializes");
+            let commit = server.store.record(StoreEvent::Analysis {
+                game_id: id.clone(),
+                nodes_per_position: nodes,
+                json,
+            });
+            if let Err(e) = commit.wait().await {
+                tracing::error!(game = %id, "storing an analysis failed: {e}");
+            }
+            // Removed only once stored, so a GET sees the progress until the result is there.
+            this.jobs.lock().remove(&id);
+            tracing::info!(game = %id, positions = boards.len(), "game analysed");
+        });
+        Ok(progress)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,16 +455,13 @@ mod tests {
     #[test]
     fn every_position_is_evaluated_and_the_ignored_four_is_a_blunder() {
         let moves = ignored_four();
-        let mut done = 0;
         let a = analyse(
             Rules::caro_default(),
             &moves,
             200_000,
             engine_search(200_000),
-            |n| done = n,
         )
         .unwrap();
-        assert_eq!(done, moves.len() + 1);
         assert_eq!(a.positions.len(), moves.len() + 1);
         for p in &a.positions {
             assert!(p.eval.is_some() != p.mate.is_some(), "{p:?}");

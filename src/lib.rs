@@ -66,6 +66,8 @@ pub struct Server {
     pub bots: Arc<BotPool>,
     /// Game records.
     pub store: Arc<dyn Store>,
+    /// Post-game analyses running (issue 18).
+    pub analyses: Arc<analysis::Analyses>,
     /// Counters.
     pub metrics: Arc<Metrics>,
     /// Cancelled when the server stops.
@@ -137,6 +139,7 @@ impl Server {
             connection_permits: Arc::new(Semaphore::new(config.limits.max_connections)),
             peers: peers::Peers::new(&config.limits),
             connections: DashMap::new(),
+            analyses: Arc::new(analysis::Analyses::new(config.analysis.clone())),
             config,
             lobby,
             pairing,

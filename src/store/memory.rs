@@ -32,6 +32,8 @@ impl Store for NullStore {
 pub struct MemoryStore {
     events: Mutex<Vec<StoreEvent>>,
     sessions: Mutex<HashMap<String, RestoredSession>>,
+    /// Analyses by game id, as JSON.
+    analyses: Mutex<HashMap<String, String>>,
 }
 
 impl MemoryStore {
@@ -138,7 +140,9 @@ impl MemoryStore {
                         });
                     }
                 }
-                StoreEvent::Session { .. } | StoreEvent::SessionsExpired { .. } => {}
+                StoreEvent::Session { .. }
+                | StoreEvent::SessionsExpired { .. }
+                | StoreEvent::Analysis { .. } => {}
             }
         }
         games
@@ -164,6 +168,9 @@ impl Store for MemoryStore {
             }
             // Nothing here is read back at start (memory does not survive a restart).
             StoreEvent::SessionsExpired { .. } => {}
+            StoreEvent::Analysis { game_id, json, .. } => {
+                self.analyses.lock().insert(game_id, json);
+            }
             other => self.events.lock().push(other),
         }
         Commit::done()
@@ -193,5 +200,9 @@ impl Store for MemoryStore {
 
     fn game(&self, id: &str) -> Result<Option<GameRecord>, StoreError> {
         Ok(self.games().into_iter().find(|g| g.summary.id == id))
+    }
+
+    fn analysis(&self, id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.analyses.lock().get(id).cloned())
     }
 }

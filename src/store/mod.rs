@@ -178,6 +178,16 @@ pub enum StoreEvent {
         /// Unix time in milliseconds.
         updated_before: i64,
     },
+    /// A finished post-game analysis of a stored game (`crate::analysis`), replacing any
+    /// earlier one of the game.
+    Analysis {
+        /// The game.
+        game_id: String,
+        /// The node budget it was searched with.
+        nodes_per_position: u64,
+        /// The [`crate::analysis::Analysis`] as JSON.
+        json: String,
+    },
 }
 
 /// Resolves once an event is durable. Stores without durability resolve at once.
@@ -239,6 +249,10 @@ pub trait Store: Send + Sync + 'static {
     }
     /// One game (finished or not) with its moves. Blocks.
     fn game(&self, _id: &str) -> Result<Option<GameRecord>, StoreError> {
+        Ok(None)
+    }
+    /// A game's stored analysis, as the JSON `StoreEvent::Analysis` carried. Blocks.
+    fn analysis(&self, _id: &str) -> Result<Option<String>, StoreError> {
         Ok(None)
     }
 }
