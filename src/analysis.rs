@@ -299,6 +299,15 @@ pub enum StartError {
     Unplayable,
 }
 
+/// Takes a game's job out of the running analyses when dropped.
+struct Forget(Arc<Analyses>, String);
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        self.0.jobs.lock().remove(&self.1);
+    }
+}
+
 struct Job {
     requester: String,
     progress: Progress,
@@ -368,6 +377,9 @@ impl Analyses {
         let server = server.clone();
         let nodes = self.config.nodes_per_position;
         server.tracker.clone().spawn(async move {
+            // The job leaves the map however the task ends (done, stopped, or a panic), so a
+            // game is never kept "running" for ever.
+            let _forget = Forget(this.clone(), id.clone());
             let cancel = server.shutdown.clone();
             let mut results = Vec::with_capacity(boards.len());
             for (i, board) in boards.iter().enumerate() {
@@ -379,12 +391,9 @@ impl Analyses {
                             .await
                         {
                             Some(r) => Some(r),
-                            None => {
-                                // Shutdown, or a search that failed: nothing is stored, and the
-                                // game may be analysed again.
-                                this.jobs.lock().remove(&id);
-                                return;
-                            }
+                            // Shutdown, or a search that failed: nothing is stored, and the
+                            // game may be analysed again.
+                            None => return,
                         }
                     }
                     _ => None,
@@ -404,8 +413,8 @@ impl Analyses {
             if let Err(e) = commit.wait().await {
                 tracing::error!(game = %id, "storing an analysis failed: {e}");
             }
-            // Removed only once stored, so a GET sees the progress until the result is there.
-            this.jobs.lock().remove(&id);
+            // `_forget` removes the job only now, once stored: a GET sees the progress until
+            // the result is there.
             tracing::info!(game = %id, positions = boards.len(), "game analysed");
         });
         Ok(progress)
