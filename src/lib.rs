@@ -18,6 +18,7 @@
 //! reports its end to the lobby through the [`room::Registry`] trait, not by importing it.
 
 pub mod accounts;
+pub mod analysis;
 pub mod bot;
 pub mod client;
 pub mod config;
@@ -66,6 +67,8 @@ pub struct Server {
     pub bots: Arc<BotPool>,
     /// Game records.
     pub store: Arc<dyn Store>,
+    /// Post-game analyses running (issue 18).
+    pub analyses: Arc<analysis::Analyses>,
     /// Counters.
     pub metrics: Arc<Metrics>,
     /// Cancelled when the server stops.
@@ -140,6 +143,7 @@ impl Server {
             peers: peers::Peers::new(&config.limits),
             accounts: Arc::new(accounts::Accounts::new(store.clone(), &config.limits)),
             connections: DashMap::new(),
+            analyses: Arc::new(analysis::Analyses::new(config.analysis.clone())),
             config,
             lobby,
             pairing,

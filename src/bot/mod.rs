@@ -65,7 +65,21 @@ use crate::metrics::Metrics;
 use crate::outside::{EnginePool, GameClock};
 use crate::protocol::Fault;
 use slots::{Slot, Slots};
-use threads::{think, SearchThreads};
+use threads::{analyse, think, SearchThreads};
+
+/// The owner post-game analyses hold their slot under (never a player id: those are hex).
+const ANALYSIS_OWNER: &str = "(analysis)";
+/// How often a waiting analysis looks for a free slot.
+const ANALYSIS_POLL: Duration = Duration::from_millis(50);
+
+/// Sets a search's stop flag when dropped (an analysis whose task is cancelled mid-search).
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
 
 /// A search's progress, as `bot_thinking` shows it.
 #[derive(Clone, Debug)]
@@ -342,6 +356,42 @@ impl BotPool {
             slots: self.slots.clone(),
             owner,
             bot_vs_bot: (!opponent_human).then(|| self.bot_vs_bot.clone()),
+        }
+    }
+
+    /// One position of a post-game analysis (`crate::analysis`), at the lowest priority: it
+    /// waits until a search slot is free, which means no live search waits for one (polling,
+    /// never queueing: docs/analysis.md), then searches `nodes` nodes on a search thread and
+    /// gives the slot back. `None` if `cancel` fires first or the search failed.
+    pub async fn analyse_position(
+        &self,
+        board: Board,
+        nodes: u64,
+        cancel: &CancellationToken,
+    ) -> Option<caro_engine::search::SearchResult> {
+        let owner: Owner = ANALYSIS_OWNER.into();
+        let slot = loop {
+            if let Some(slot) = self.slots.try_idle(&owner) {
+                break slot;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(ANALYSIS_POLL) => {}
+                _ = cancel.cancelled() => return None,
+            }
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let search = self.threads.handle().spawn_blocking({
+            let stop = stop.clone();
+            move || {
+                let _slot = slot;
+                analyse(&board, nodes, &stop)
+            }
+        });
+        let _stop_on_drop = StopOnDrop(stop);
+        tokio::select! {
+            r = search => r.ok().flatten(),
+            // Shutdown: the search sees its stop flag (set as this returns) within ~1024 nodes.
+            _ = cancel.cancelled() => None,
         }
     }
 

@@ -195,6 +195,27 @@ impl Slots {
         }
     }
 
+    /// A slot for post-game analysis, the lowest priority there is: taken only when one is free,
+    /// which means no search waits (`free` is never above zero while one does), never queued.
+    /// The caller polls, and gives it back after each position's search, so a live search that
+    /// arrives meanwhile waits for at most the rest of one position.
+    pub fn try_idle(self: &Arc<Slots>, owner: &Owner) -> Option<Slot> {
+        let mut inner = self.inner.lock();
+        if inner.free == 0 {
+            return None;
+        }
+        inner.free -= 1;
+        inner.clock += 1;
+        let now = inner.clock;
+        let o = inner.owners.entry(owner.clone()).or_default();
+        o.running += 1;
+        o.served = now;
+        Some(Slot {
+            slots: self.clone(),
+            owner: owner.clone(),
+        })
+    }
+
     fn grant(slots: &Arc<Slots>, grants: Vec<(Owner, oneshot::Sender<Slot>)>) {
         for (owner, tx) in grants {
             // A wait dropped since `dispatch` returns the slot: dropping it gives it back.
@@ -226,6 +247,36 @@ impl Slots {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn analysis_takes_only_a_free_slot_and_a_live_search_gets_it_back_first() {
+        let slots = Slots::new(1, 1);
+        let analysis: Owner = "analysis".into();
+        let live: Owner = "alice".into();
+        let held = slots.try_idle(&analysis).expect("the slot is free");
+        assert!(slots.try_idle(&analysis).is_none(), "none left");
+        // A live search queues behind the analysis' position ...
+        let cancel = CancellationToken::new();
+        let waiting = {
+            let slots = slots.clone();
+            let live = live.clone();
+            let cancel = cancel.clone();
+            tokio::spawn(async move { slots.acquire(&live, &cancel).await })
+        };
+        for _ in 0..100 {
+            if slots.queued() == 1 {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(slots.queued(), 1);
+        // ... and gets the slot when the position is done: the analysis cannot take it back.
+        drop(held);
+        assert!(slots.try_idle(&analysis).is_none());
+        let slot = waiting.await.unwrap().expect("served");
+        drop(slot);
+        assert_eq!(slots.free(), 1);
+    }
 
     /// Queues `owners` in that order behind a held slot, releases it, and returns the order in
     /// which they were served (each gives its slot back at once).

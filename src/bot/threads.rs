@@ -41,6 +41,25 @@ pub(super) fn think(
     best
 }
 
+/// One position of a post-game analysis on a search thread, with the thread's engine (as
+/// [`think`]), searched to `nodes` nodes.
+pub(super) fn analyse(
+    board: &Board,
+    nodes: u64,
+    stop: &AtomicBool,
+) -> Option<caro_engine::search::SearchResult> {
+    let mut engine = ENGINE.take().unwrap_or_else(|| Engine::new(TT_MB));
+    let limits = caro_engine::search::Limits {
+        max_depth: 64,
+        time: None,
+        time_max: None,
+        nodes: Some(nodes),
+    };
+    let result = engine.search(board, &limits, stop, &mut |_| {});
+    ENGINE.set(Some(engine));
+    result
+}
+
 /// The search threads: a tokio runtime used only for its blocking pool (see the module docs for
 /// why not the server's). It has no worker thread and no driver; `spawn_blocking` on its handle
 /// works from any runtime, and the caller awaits the result as any `JoinHandle`.

@@ -11,6 +11,7 @@
 //! Nothing here is read again after start-up, and nothing here starts anything: this module only
 //! reads and checks.
 
+pub mod analysis;
 pub mod bots;
 pub mod chat;
 pub mod limits;
@@ -24,6 +25,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use serde::Deserialize;
 
+pub use analysis::{AnalysisConfig, RawAnalysis};
 pub use bots::{BotConfig, BotEngine, OutsideConfig, RawBot, RawSearch, SearchConfig};
 pub use chat::{ChatConfig, RawChat};
 pub use limits::{Limits, RawLimits};
@@ -86,6 +88,8 @@ pub struct RawConfig {
     pub search: RawSearch,
     /// `[store]`
     pub store: RawStore,
+    /// `[analysis]`
+    pub analysis: RawAnalysis,
     /// `[bots.<name>]`; none at all: the shipped levels.
     pub bots: Option<IndexMap<String, RawBot>>,
 }
@@ -105,6 +109,8 @@ pub struct Config {
     pub search: SearchConfig,
     /// `[store]`: the game database.
     pub store: StoreConfig,
+    /// `[analysis]`: post-game analysis budget and caps.
+    pub analysis: AnalysisConfig,
     /// `[bots.<name>]`: bot levels by name, in the file's order.
     pub bots: IndexMap<String, BotConfig>,
 }
@@ -146,6 +152,7 @@ impl TryFrom<RawConfig> for Config {
             chat,
             search,
             store,
+            analysis,
             bots,
         } = raw;
         let store = store.try_into()?;
@@ -156,6 +163,7 @@ impl TryFrom<RawConfig> for Config {
             chat: chat.try_into()?,
             search: search.try_into()?,
             store,
+            analysis: analysis.try_into()?,
             bots: bots::levels(bots)?,
         })
     }

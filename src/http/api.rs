@@ -1,7 +1,9 @@
 //! The JSON API (`/api/rooms`, `/api/bots`, the replay API under `/api/games`), `/metrics` and
 //! `/healthz`. Store reads run in `spawn_blocking`: they do file I/O.
 
-use axum::extract::{Path, Query, State};
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -41,6 +43,44 @@ impl ApiError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             code: "store",
             message: "the game database could not be read",
+        }
+    }
+}
+
+impl From<crate::analysis::StartError> for ApiError {
+    fn from(e: crate::analysis::StartError) -> ApiError {
+        use crate::analysis::StartError as E;
+        let (status, code, message) = match e {
+            E::NotFinished => (
+                StatusCode::CONFLICT,
+                "game_not_finished",
+                "only a finished game can be analysed",
+            ),
+            E::Running => (
+                StatusCode::CONFLICT,
+                "analysis_running",
+                "an analysis of this game is already running",
+            ),
+            E::PlayerCap => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_analyses",
+                "you have as many analyses queued as allowed; wait for one to finish",
+            ),
+            E::ServerCap => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "analysis_queue_full",
+                "the server's analysis queue is full; try again later",
+            ),
+            E::Unplayable => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "unplayable",
+                "the stored game cannot be replayed by this server",
+            ),
+        };
+        ApiError {
+            status,
+            code,
+            message,
         }
     }
 }
@@ -149,6 +189,11 @@ pub(super) async fn game(
     State(state): State<AppState>,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
+    if let Some(id) = name.strip_suffix("/analysis") {
+        return analysis(State(state), id.to_string())
+            .await
+            .map(IntoResponse::into_response);
+    }
     if name.contains('/') {
         return Err(ApiError::not_found());
     }
@@ -186,4 +231,75 @@ pub(super) async fn game(
         "json" => ([(header::CONTENT_DISPOSITION, attachment("json"))], json()).into_response(),
         _ => json().into_response(),
     })
+}
+
+/// A stored game by id, read in `spawn_blocking`.
+async fn stored_game(state: &AppState, id: String) -> Result<crate::store::GameRecord, ApiError> {
+    let store = state.server.store.clone();
+    match tokio::task::spawn_blocking(move || store.game(&id)).await {
+        Ok(Ok(Some(g))) => Ok(g),
+        Ok(Ok(None)) => Err(ApiError::not_found()),
+        _ => Err(ApiError::store()),
+    }
+}
+
+/// `POST /api/games/{id}/analysis`: starts analysing a finished game (docs/analysis.md); 202
+/// with its progress. The per-player cap counts by client address (there are no accounts yet).
+/// Any other POST under `/api/games/` is 404.
+pub(super) async fn start_analysis(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Path(name): Path<String>,
+) -> Result<Response, ApiError> {
+    let Some(id) = name
+        .strip_suffix("/analysis")
+        .filter(|id| !id.contains('/'))
+    else {
+        return Err(ApiError::not_found());
+    };
+    let id = id.to_string();
+    let game = stored_game(&state, id).await?;
+    let progress = state
+        .server
+        .analyses
+        .start(&state.server, &game, peer.ip().to_string())?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({"status": "running", "done": progress.done, "total": progress.total})),
+    )
+        .into_response())
+}
+
+/// `GET /api/games/{id}/analysis`: the stored analysis (`status: "done"`), the progress of a
+/// running one (`"running"`), or `"none"`.
+async fn analysis(State(state): State<AppState>, id: String) -> Result<Json<Value>, ApiError> {
+    if id.contains('/') {
+        return Err(ApiError::not_found());
+    }
+    if let Some(p) = state.server.analyses.progress(&id) {
+        return Ok(Json(
+            json!({"status": "running", "done": p.done, "total": p.total}),
+        ));
+    }
+    let game = stored_game(&state, id.clone()).await?;
+    let store = state.server.store.clone();
+    let stored = match tokio::task::spawn_blocking(move || store.analysis(&id)).await {
+        Ok(Ok(a)) => a,
+        _ => return Err(ApiError::store()),
+    };
+    // Finished between the two looks: the store has it now.
+    let Some(text) = stored else {
+        return Ok(Json(json!({"status": "none"})));
+    };
+    let analysis: Value = serde_json::from_str(&text).map_err(|_| ApiError::store())?;
+    Ok(Json(json!({
+        "status": "done",
+        "game": game.summary.id,
+        "thresholds": {
+            "mistake": crate::analysis::MISTAKE_DROP,
+            "blunder": crate::analysis::BLUNDER_DROP,
+            "cap": crate::analysis::EVAL_CAP,
+        },
+        "analysis": analysis,
+    })))
 }

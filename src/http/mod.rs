@@ -94,7 +94,11 @@ pub fn router(server: Arc<Server>) -> Router {
         .route("/api/bots", get(api::bots))
         .route("/api/games", get(api::list_games))
         .route("/api/games/", get(api::list_games))
-        .route("/api/games/{*name}", get(api::game))
+        // `{id}/analysis` is served by the same catch-all (axum cannot route both).
+        .route(
+            "/api/games/{*name}",
+            get(api::game).post(api::start_analysis),
+        )
         .fallback(static_files::serve)
         .layer(axum::middleware::map_response(method_not_allowed_body))
         .layer(CompressionLayer::new().compress_when(compress))

@@ -34,6 +34,8 @@ pub struct MemoryStore {
     events: Mutex<Vec<StoreEvent>>,
     sessions: Mutex<HashMap<String, RestoredSession>>,
     accounts: Mutex<StoreAccounts>,
+    /// Analyses by game id, as JSON.
+    analyses: Mutex<HashMap<String, String>>,
 }
 
 impl MemoryStore {
@@ -142,7 +144,8 @@ impl MemoryStore {
                 }
                 StoreEvent::Session { .. }
                 | StoreEvent::SessionsExpired { .. }
-                | StoreEvent::Account(_) => {}
+                | StoreEvent::Account(_)
+                | StoreEvent::Analysis { .. } => {}
             }
         }
         games
@@ -203,6 +206,9 @@ impl Store for MemoryStore {
             // Nothing here is read back at start (memory does not survive a restart).
             StoreEvent::SessionsExpired { .. } => {}
             StoreEvent::Account(a) => self.account(a),
+            StoreEvent::Analysis { game_id, json, .. } => {
+                self.analyses.lock().insert(game_id, json);
+            }
             other => self.events.lock().push(other),
         }
         Commit::done()
@@ -232,5 +238,9 @@ impl Store for MemoryStore {
 
     fn game(&self, id: &str) -> Result<Option<GameRecord>, StoreError> {
         Ok(self.games().into_iter().find(|g| g.summary.id == id))
+    }
+
+    fn analysis(&self, id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self.analyses.lock().get(id).cloned())
     }
 }

@@ -180,6 +180,16 @@ pub enum StoreEvent {
     },
     /// An account change ([`crate::accounts`]).
     Account(AccountEvent),
+    /// A finished post-game analysis of a stored game (`crate::analysis`), replacing any
+    /// earlier one of the game.
+    Analysis {
+        /// The game.
+        game_id: String,
+        /// The node budget it was searched with.
+        nodes_per_position: u64,
+        /// The [`crate::analysis::Analysis`] as JSON.
+        json: String,
+    },
 }
 
 /// What changes in accounts. No password ever appears here, only its argon2id PHC string, and
@@ -301,6 +311,10 @@ pub trait Store: Send + Sync + 'static {
     }
     /// One game (finished or not) with its moves. Blocks.
     fn game(&self, _id: &str) -> Result<Option<GameRecord>, StoreError> {
+        Ok(None)
+    }
+    /// A game's stored analysis, as the JSON `StoreEvent::Analysis` carried. Blocks.
+    fn analysis(&self, _id: &str) -> Result<Option<String>, StoreError> {
         Ok(None)
     }
 }

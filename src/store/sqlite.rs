@@ -113,6 +113,13 @@ pub const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL
     ) WITHOUT ROWID;
     CREATE INDEX account_sessions_player ON account_sessions(player_id);",
+    // v8: post-game analyses (issue 18), one per game: the latest replaces the earlier one.
+    "CREATE TABLE analyses (
+        game_id            TEXT PRIMARY KEY REFERENCES games(id),
+        nodes_per_position INTEGER NOT NULL,
+        json               TEXT NOT NULL,
+        at_ms              INTEGER NOT NULL
+    );",
 ];
 
 /// The schema version this server writes.
@@ -386,6 +393,17 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
             .execute(params![room_id, seat_str(*seat), name, text, at])?;
         }
         StoreEvent::Account(a) => write_account(tx, a, at)?,
+        StoreEvent::Analysis {
+            game_id,
+            nodes_per_position,
+            json,
+        } => {
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO analyses (game_id, nodes_per_position, json, at_ms)
+                 SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM games WHERE id = ?1)",
+            )?
+            .execute(params![game_id, *nodes_per_position as i64, json, at])?;
+        }
         StoreEvent::SessionsExpired { updated_before } => {
             let gone = tx
                 .prepare_cached(PURGE_SESSIONS)?
@@ -691,5 +709,14 @@ impl Store for SqliteStore {
 
     fn game(&self, id: &str) -> Result<Option<GameRecord>, StoreError> {
         Ok(game_of(&self.reader(), id)?)
+    }
+
+    fn analysis(&self, id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .reader()
+            .query_row("SELECT json FROM analyses WHERE game_id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?)
     }
 }

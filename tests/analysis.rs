@@ -1,0 +1,257 @@
+//! Post-game analysis over real HTTP with a real SQLite file (issue 18, docs/analysis.md): every
+//! position of a stored game gets an evaluation, a move that ignores the opponent's four is a
+//! blunder at exactly that move, the result survives a restart, and the caps, an unknown game
+//! and an unfinished one get their typed errors.
+
+mod common;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+
+use caro_arena::config::Config;
+use caro_arena::protocol::{Outcome, Reason, Seat, TimeControl};
+use caro_arena::store::sqlite::SqliteStore;
+use caro_arena::store::{GameCreated, SeatRecord, Store, StoreEvent};
+use common::*;
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// X builds a four on row 7 whose left end O closed at once; O answers near X's stones until
+/// its 4th move ignores the four (ply 8); X makes five. The game of `src/analysis.rs`'s test.
+const IGNORED_FOUR: [[u8; 2]; 9] = [
+    [7, 7],
+    [6, 7],
+    [8, 7],
+    [8, 8],
+    [9, 7],
+    [9, 8],
+    [10, 7],
+    [7, 8],
+    [11, 7],
+];
+
+fn config(analysis: &str) -> Config {
+    let text = format!("{}\n[analysis]\n{analysis}\n", config_text("", "", "", ""));
+    Config::from_toml(&text).expect("test config")
+}
+
+/// Records a game between two humans with `moves`, finished by `result` unless `None`.
+fn seed(store: &dyn Store, id: &str, moves: &[[u8; 2]], result: Option<Outcome>) {
+    let human = |n: &str| SeatRecord::Human {
+        player_id: format!("{n}00"),
+        name: n.into(),
+    };
+    let _ = store.record(StoreEvent::Created(GameCreated {
+        room_id: id.into(),
+        game: "caro",
+        width: 15,
+        height: 15,
+        rule: Some("freestyle"),
+        time_control: TimeControl::None,
+        seats: [human("alice"), human("bob")],
+        casual: false,
+    }));
+    for (i, &cell) in moves.iter().enumerate() {
+        let _ = store.record(StoreEvent::Move {
+            room_id: id.into(),
+            seq: i as u64 + 1,
+            seat: if i % 2 == 0 { Seat::X } else { Seat::O },
+            cell,
+            clock: None,
+        });
+    }
+    if let Some(result) = result {
+        let _ = store.record(StoreEvent::Result {
+            room_id: id.into(),
+            seq: moves.len() as u64 + 1,
+            result,
+            reason: Reason::Line,
+            forfeit: None,
+        });
+    }
+    store.flush();
+}
+
+/// One HTTP request from the local address `from` (the per-player cap counts by address):
+/// (status code, body as JSON).
+async fn request(addr: SocketAddr, from: Ipv4Addr, method: &str, path: &str) -> (u16, Value) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::new(IpAddr::V4(from), 0)).unwrap();
+    let mut s = socket.connect(addr).await.unwrap();
+    s.write_all(
+        format!(
+            "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut buf = Vec::new();
+    tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8(buf).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let code = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (code, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+const LOCAL: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 1);
+
+/// Polls the analysis until it is done (at most 600 looks, 100 ms apart).
+async fn finished(addr: SocketAddr, id: &str) -> Value {
+    for _ in 0..600 {
+        let (code, body) = request(addr, LOCAL, "GET", &format!("/api/games/{id}/analysis")).await;
+        assert_eq!(code, 200, "{body}");
+        match body["status"].as_str() {
+            Some("done") => return body,
+            Some("running") => {
+                assert_eq!(body["total"], 10, "{body}");
+                assert!(body["done"].as_u64().unwrap() <= 10, "{body}");
+            }
+            _ => panic!("{body}"),
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the analysis never finished");
+}
+
+#[tokio::test]
+async fn every_position_is_evaluated_the_ignored_four_is_the_blunder_and_it_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("games.db");
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    seed(&*store, "four01", &IGNORED_FOUR, Some(Outcome::X));
+    let server = start_with_store(config("nodes_per_position = 200000"), store.clone()).await;
+
+    let (code, body) = request(server.addr, LOCAL, "GET", "/api/games/four01/analysis").await;
+    assert_eq!((code, body), (200, json!({"status": "none"})));
+    let (code, body) = request(server.addr, LOCAL, "POST", "/api/games/four01/analysis").await;
+    assert_eq!(
+        (code, body),
+        (202, json!({"status": "running", "done": 0, "total": 10}))
+    );
+    let done = finished(server.addr, "four01").await;
+    assert_eq!(done["game"], "four01");
+    assert_eq!(
+        done["thresholds"],
+        json!({"mistake": 300, "blunder": 1000, "cap": 3000})
+    );
+    assert_eq!(done["analysis"]["nodes_per_position"], 200000);
+    let positions = done["analysis"]["positions"].as_array().unwrap();
+    assert_eq!(positions.len(), IGNORED_FOUR.len() + 1);
+    for (ply, p) in positions.iter().enumerate() {
+        assert_eq!(p["ply"], ply, "{p}");
+        assert!(
+            p["eval"].is_null() != p["mate"].is_null(),
+            "one of eval and mate: {p}"
+        );
+    }
+    let blunders: Vec<u64> = positions
+        .iter()
+        .filter(|p| p["judgement"] == "blunder")
+        .map(|p| p["ply"].as_u64().unwrap())
+        .collect();
+    assert_eq!(blunders, [8], "only O's move that ignores the four");
+    // After the blunder X wins in one, at (11, 7), the engine's move and line.
+    assert_eq!(positions[8]["mate"], 1);
+    assert_eq!(positions[8]["best"], json!({"x": 11, "y": 7}));
+    assert_eq!(positions[8]["pv"][0], json!({"x": 11, "y": 7}));
+    // The last position is won on the board: no search, no move.
+    assert_eq!(
+        positions[9],
+        json!({"ply": 9, "eval": null, "mate": 0, "best": null, "pv": [], "depth": 0, "nodes": 0})
+    );
+    // Every searched position has the engine's move, at the head of its line.
+    for p in &positions[..9] {
+        assert_eq!(p["best"], p["pv"][0], "{p}");
+    }
+
+    server.stop().await;
+    drop(store);
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
+    let server = start_with_store(config(""), store.clone()).await;
+    let (code, again) = request(server.addr, LOCAL, "GET", "/api/games/four01/analysis").await;
+    assert_eq!(code, 200);
+    assert_eq!(again, done, "the stored analysis, after a restart");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_and_unfinished_games_and_the_caps_get_typed_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("g.db")).unwrap());
+    for id in ["game01", "game02", "game03"] {
+        seed(&*store, id, &IGNORED_FOUR, Some(Outcome::X));
+    }
+    seed(&*store, "going01", &IGNORED_FOUR[..4], None);
+    // A budget no test waits for: the first analyses are still running when the others ask.
+    let server = start_with_store(
+        config("nodes_per_position = 100000000\nper_player = 1\nmax_queued = 2"),
+        store.clone(),
+    )
+    .await;
+    let error = |code: &str, message: &str| json!({"error": {"code": code, "message": message}});
+
+    for method in ["GET", "POST"] {
+        let (code, body) = request(server.addr, LOCAL, method, "/api/games/nope01/analysis").await;
+        assert_eq!((code, body), (404, error("not_found", "no such game")));
+    }
+    let (code, body) = request(server.addr, LOCAL, "POST", "/api/games/going01/analysis").await;
+    assert_eq!(
+        (code, body),
+        (
+            409,
+            error("game_not_finished", "only a finished game can be analysed")
+        )
+    );
+
+    let (code, _) = request(server.addr, LOCAL, "POST", "/api/games/game01/analysis").await;
+    assert_eq!(code, 202);
+    let (code, body) = request(server.addr, LOCAL, "POST", "/api/games/game01/analysis").await;
+    assert_eq!(
+        (code, body),
+        (
+            409,
+            error(
+                "analysis_running",
+                "an analysis of this game is already running"
+            )
+        )
+    );
+    let (code, body) = request(server.addr, LOCAL, "POST", "/api/games/game02/analysis").await;
+    assert_eq!(
+        (code, body),
+        (
+            429,
+            error(
+                "too_many_analyses",
+                "you have as many analyses queued as allowed; wait for one to finish"
+            )
+        )
+    );
+    // Another address may queue one, up to the server-wide cap.
+    let other = Ipv4Addr::new(127, 0, 0, 2);
+    let (code, _) = request(server.addr, other, "POST", "/api/games/game02/analysis").await;
+    assert_eq!(code, 202);
+    let third = Ipv4Addr::new(127, 0, 0, 3);
+    let (code, body) = request(server.addr, third, "POST", "/api/games/game03/analysis").await;
+    assert_eq!(
+        (code, body),
+        (
+            429,
+            error(
+                "analysis_queue_full",
+                "the server's analysis queue is full; try again later"
+            )
+        )
+    );
+    let (code, body) = request(server.addr, LOCAL, "GET", "/api/games/game01/analysis").await;
+    assert_eq!(code, 200);
+    assert_eq!(body["status"], "running", "{body}");
+    assert_eq!(body["total"], 10, "{body}");
+    // Shutdown stops the running analyses (their searches see the stop flag) and stores nothing.
+    server.stop().await;
+    assert_eq!(store.analysis("game01").unwrap(), None);
+}
