@@ -12,27 +12,12 @@ use caro_arena::protocol::SeatSpec;
 use caro_arena::room::{self, RoomCmd};
 use caro_arena::store::NullStore;
 use caro_arena::Server;
-use common::fake::Fake;
+use common::fake::{seated, Fake};
 use serde_json::{json, Value};
 
 /// A room with `x` and `o` seated and X's first move played at (7,7).
 async fn game(server: &Arc<Server>) -> (Fake, Fake, room::RoomHandle) {
-    let mut x = Fake::new(server, "x");
-    let mut o = Fake::new(server, "o");
-    let params = server
-        .lobby
-        .check_params(
-            "caro",
-            None,
-            None,
-            None,
-            &SeatSpec::Word("me".into()),
-            &SeatSpec::Word("open".into()),
-            None,
-        )
-        .unwrap();
-    let (handle, _) = server.lobby.open_room(x.who.clone(), params, None).unwrap();
-    handle.join(o.who.clone(), None, None).await.unwrap();
+    let (mut x, mut o, handle) = seated(server, None).await;
     play(&handle, &x, 7, 7).await;
     x.drain().await;
     o.drain().await;

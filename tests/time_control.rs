@@ -18,7 +18,7 @@ use caro_arena::room::{self, RoomCmd};
 use caro_arena::store::sqlite::SqliteStore;
 use caro_arena::store::{NullStore, Store};
 use caro_arena::Server;
-use common::fake::Fake;
+use common::fake::{seated, Fake};
 use common::*;
 use serde_json::{json, Value};
 
@@ -28,25 +28,7 @@ fn server() -> Arc<Server> {
 
 /// A Caro room with `tc`, x and o seated (the game, and X's clock, start now); setup read.
 async fn game(server: &Arc<Server>, tc: Value) -> (Fake, Fake, room::RoomHandle) {
-    let mut x = Fake::new(server, "x");
-    let mut o = Fake::new(server, "o");
-    let params = server
-        .lobby
-        .check_params(
-            "caro",
-            None,
-            None,
-            None,
-            &SeatSpec::Word("me".into()),
-            &SeatSpec::Word("open".into()),
-            Some(&tc),
-        )
-        .unwrap();
-    let (handle, _) = server.lobby.open_room(x.who.clone(), params, None).unwrap();
-    handle.join(o.who.clone(), None, None).await.unwrap();
-    x.drain().await;
-    o.drain().await;
-    (x, o, handle)
+    seated(server, Some(&tc)).await
 }
 
 async fn play(h: &room::RoomHandle, f: &Fake, x: i64, y: i64) {

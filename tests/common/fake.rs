@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use caro_arena::client::ClientHandle;
-use caro_arena::room::Who;
+use caro_arena::protocol::SeatSpec;
+use caro_arena::room::{RoomHandle, Who};
 use caro_arena::Server;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -46,4 +47,31 @@ impl Fake {
     pub fn types(v: &[Value]) -> Vec<&str> {
         v.iter().map(|m| m["type"].as_str().unwrap()).collect()
     }
+}
+
+/// A 15x15 Caro room (with the `time_control`, if any) created by `x` in the X seat and joined
+/// by `o`, so the game has started; what both were sent so far is read.
+pub async fn seated(
+    server: &Arc<Server>,
+    time_control: Option<&Value>,
+) -> (Fake, Fake, RoomHandle) {
+    let mut x = Fake::new(server, "x");
+    let mut o = Fake::new(server, "o");
+    let params = server
+        .lobby
+        .check_params(
+            "caro",
+            None,
+            None,
+            None,
+            &SeatSpec::Word("me".into()),
+            &SeatSpec::Word("open".into()),
+            time_control,
+        )
+        .unwrap();
+    let (handle, _) = server.lobby.open_room(x.who.clone(), params, None).unwrap();
+    handle.join(o.who.clone(), None, None).await.unwrap();
+    x.drain().await;
+    o.drain().await;
+    (x, o, handle)
 }
