@@ -33,6 +33,18 @@ pub struct SeekTerms {
     pub time_control: TimeControl,
 }
 
+impl SeekTerms {
+    /// The room these terms make, with `seats` (X then O).
+    fn room(&self, seats: [SeatKind; 2]) -> RoomParams {
+        RoomParams {
+            rules: self.rules,
+            seats,
+            casual: self.casual,
+            time_control: self.time_control,
+        }
+    }
+}
+
 /// A bot to play if nobody comes in time.
 #[derive(Clone, Debug)]
 pub struct Fallback {
@@ -177,23 +189,13 @@ impl Pairing {
         terms: SeekTerms,
         re: Option<&Value>,
     ) -> Result<(), ProtoError> {
-        let held = |w: &Who| SeatKind::Reserved {
-            player_id: w.player_id.clone(),
-            name: w.name.clone(),
-        };
         let older_is_x = coin();
         let seats = if older_is_x {
             [held(&older.who), held(newer)]
         } else {
             [held(newer), held(&older.who)]
         };
-        let params = RoomParams {
-            rules: terms.rules,
-            seats,
-            casual: terms.casual,
-            time_control: terms.time_control,
-        };
-        let handle = match self.lobby.open_held(&newer.player_id, params) {
+        let handle = match self.lobby.open_held(&newer.player_id, terms.room(seats)) {
             Ok(h) => h,
             Err(e) => {
                 self.seeks.lock().insert(0, older);
@@ -225,19 +227,13 @@ impl Pairing {
         }) else {
             return;
         };
-        let me = SeatKind::Reserved {
-            player_id: seek.who.player_id.clone(),
-            name: seek.who.name.clone(),
-        };
-        let bot = SeatKind::Bot(level.to_string());
+        let (me, bot) = (held(&seek.who), SeatKind::Bot(level.to_string()));
         let me_x = coin();
-        let params = RoomParams {
-            rules: seek.terms.rules,
-            seats: if me_x { [me, bot] } else { [bot, me] },
-            casual: seek.terms.casual,
-            time_control: seek.terms.time_control,
-        };
-        match self.lobby.open_held(&seek.who.player_id, params) {
+        let seats = if me_x { [me, bot] } else { [bot, me] };
+        match self
+            .lobby
+            .open_held(&seek.who.player_id, seek.terms.room(seats))
+        {
             Ok(handle) => {
                 let msg = ServerMsg::Paired {
                     room_id: handle.id.to_string(),
@@ -256,10 +252,21 @@ impl Pairing {
 
     /// Cancels `player_id`'s seek; whether there was one.
     pub fn cancel(&self, player_id: &str) -> bool {
+        self.withdraw(|s| &*s.who.player_id == player_id)
+    }
+
+    /// The connection `conn_id` closed: its seek goes.
+    pub fn forget(&self, conn_id: u64) {
+        self.withdraw(|s| s.who.client.conn_id == conn_id);
+    }
+
+    /// Removes the seeks `gone` picks, telling lobby watchers if there were any; whether there
+    /// were.
+    fn withdraw(&self, gone: impl Fn(&Seek) -> bool) -> bool {
         let removed = {
             let mut seeks = self.seeks.lock();
             let before = seeks.len();
-            seeks.retain(|s| &*s.who.player_id != player_id);
+            seeks.retain(|s| !gone(s));
             seeks.len() != before
         };
         if removed {
@@ -268,22 +275,17 @@ impl Pairing {
         removed
     }
 
-    /// The connection `conn_id` closed: its seek goes.
-    pub fn forget(&self, conn_id: u64) {
-        let removed = {
-            let mut seeks = self.seeks.lock();
-            let before = seeks.len();
-            seeks.retain(|s| s.who.client.conn_id != conn_id);
-            seeks.len() != before
-        };
-        if removed {
-            self.tell_watchers();
-        }
-    }
-
     /// Whether no seek is open.
     pub fn is_empty(&self) -> bool {
         self.seeks.lock().is_empty()
+    }
+}
+
+/// A seat held for `who`.
+fn held(who: &Who) -> SeatKind {
+    SeatKind::Reserved {
+        player_id: who.player_id.clone(),
+        name: who.name.clone(),
     }
 }
 
