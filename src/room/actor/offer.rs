@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::play::not_a_player;
 use super::{err, Room, Who};
 use crate::protocol::{
     cells, encode, ErrorCode, OfferEnd, OfferKind, Outcome, PendingOffer, ProtoError, Reason, Seat,
@@ -38,10 +39,7 @@ impl Room {
         kind: OfferKind,
         re: Option<&Value>,
     ) -> Result<(), ProtoError> {
-        let seat = match kind {
-            OfferKind::Rematch => self.check_over(who)?,
-            OfferKind::Draw | OfferKind::Takeback => self.check_turn(who)?,
-        };
+        let seat = self.offer_seat(who, kind)?;
         let opponent = seat.other();
         if kind == OfferKind::Takeback {
             if takeback_plies(seat, self.to_move(), self.stones_of(seat)).is_none() {
@@ -88,20 +86,18 @@ impl Room {
         accept: bool,
         re: Option<&Value>,
     ) -> Result<(), ProtoError> {
-        let seat = match kind {
-            OfferKind::Rematch => self.check_over(who)?,
-            OfferKind::Draw | OfferKind::Takeback => self.check_turn(who)?,
-        };
+        let seat = self.offer_seat(who, kind)?;
         let offer = self.offers.answer(kind, seat)?;
         self.close_offer(offer, accept, re.map(|re| (&*who.player_id, re)))
     }
 
-    /// `who`'s seat in a finished game.
-    fn check_over(&self, who: &Who) -> Result<Seat, ProtoError> {
-        let seat = self
-            .seats
-            .seat_of(&who.player_id)
-            .ok_or_else(|| err(ErrorCode::NotAPlayer, "only a seated player can do this"))?;
+    /// `who`'s seat, if it may make or answer an offer of `kind`: a draw or a takeback during
+    /// the game, a rematch once it is over.
+    fn offer_seat(&self, who: &Who, kind: OfferKind) -> Result<Seat, ProtoError> {
+        if kind != OfferKind::Rematch {
+            return self.check_turn(who);
+        }
+        let seat = self.player_seat(who)?;
         if self.finished.is_none() {
             return Err(err(
                 ErrorCode::GameNotOver,
@@ -160,10 +156,7 @@ impl Room {
             Occupant::Open => SeatKind::Open,
         };
         let Occupant::Human(maker) = self.seats.occupant(by) else {
-            return Err(err(
-                ErrorCode::NotAPlayer,
-                "only a seated player can do this",
-            ));
+            return Err(not_a_player());
         };
         let params = RoomParams {
             rules: *self.board.rules(),

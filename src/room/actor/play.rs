@@ -21,6 +21,11 @@ use crate::room::seats::Occupant;
 use crate::room::view::{self, Finished};
 use crate::store::{ForfeitRecord, GameCreated, StoreEvent};
 
+/// The refusal of what only a seated player may do.
+pub(super) fn not_a_player() -> ProtoError {
+    err(ErrorCode::NotAPlayer, "only a seated player can do this")
+}
+
 impl Room {
     /// Starts the game once both seats are filled.
     pub(super) fn maybe_start(&mut self) {
@@ -46,11 +51,13 @@ impl Room {
         self.update_clock();
     }
 
+    /// `who`'s seat, or `not_a_player`.
+    pub(super) fn player_seat(&self, who: &Who) -> Result<Seat, ProtoError> {
+        self.seats.seat_of(&who.player_id).ok_or_else(not_a_player)
+    }
+
     pub(super) fn check_turn(&self, who: &Who) -> Result<Seat, ProtoError> {
-        let seat = self
-            .seats
-            .seat_of(&who.player_id)
-            .ok_or_else(|| err(ErrorCode::NotAPlayer, "only a seated player can do this"))?;
+        let seat = self.player_seat(who)?;
         if self.finished.is_some() {
             return Err(err(ErrorCode::GameOver, "the game is over"));
         }
