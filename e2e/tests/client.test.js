@@ -3,7 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { testEnv, screenshot } from "./harness.js";
+import { testEnv, createRoom, screenshot } from "./harness.js";
 import { testConfig } from "./config.js";
 
 const env = testEnv(testConfig);
@@ -23,20 +23,6 @@ async function waitStone(page, x, y, side) {
     ([sel, side]) => document.querySelector(sel)?.getAttribute("aria-label").includes(`, ${side.toUpperCase()}`),
     [cell(x, y), side],
   );
-}
-
-async function createRoom(page, { game = "caro", size = "15", rule = "freestyle", x = "me", o = "open" }) {
-  await page.check(`input[name="game"][value="${game}"]`);
-  if (game === "caro") {
-    await page.selectOption("#size", size);
-    await page.selectOption("#rule", rule);
-  }
-  await page.selectOption("#seat-x", x);
-  await page.selectOption("#seat-o", o);
-  await page.click('#create-form button[type="submit"]');
-  await page.waitForFunction(() => location.hash.startsWith("#/room/"));
-  await page.waitForSelector("#board button.cell");
-  return page.evaluate(() => location.hash.split("/")[2]);
 }
 
 test("a game against a bot is played to its end", async () => {

@@ -120,5 +120,37 @@ export function testEnv(configText) {
     await env.server?.stop();
   });
   env.newPlayer = (name) => newPlayer(env.browser, env.server.base, name);
+  // Two players seated in a new 15x15 freestyle room: {a (X), b (O), roomId}.
+  env.seatedPair = async (nameA, nameB) => {
+    const a = await env.newPlayer(nameA);
+    const roomId = await createRoom(a.page);
+    const b = await env.newPlayer(nameB);
+    await b.page.goto(`${env.server.base}/#/room/${roomId}`);
+    await b.page.waitForFunction(() => window.caroArena.state.you?.seat === "o");
+    await a.page.waitForFunction(() => window.caroArena.state.room?.status === "playing");
+    return { a, b, roomId };
+  };
   return env;
+}
+
+// Creates a room from the lobby's form and waits for its board; returns the room id. The
+// defaults are the form's own: 15x15 Caro, freestyle, me against an open seat, not casual, no
+// clock.
+export async function createRoom(
+  page,
+  { game = "caro", size = "15", rule = "freestyle", x = "me", o = "open", casual = false, clock = "none" } = {},
+) {
+  await page.check(`#create-form input[name="game"][value="${game}"]`);
+  if (game === "caro") {
+    await page.selectOption("#size", size);
+    await page.selectOption("#rule", rule);
+  }
+  await page.selectOption("#seat-x", x);
+  await page.selectOption("#seat-o", o);
+  await page.setChecked("#casual", casual);
+  await page.selectOption("#time-control", clock);
+  await page.click('#create-form button[type="submit"]');
+  await page.waitForFunction(() => location.hash.startsWith("#/room/"));
+  await page.waitForSelector("#board button.cell");
+  return page.evaluate(() => location.hash.split("/")[2]);
 }

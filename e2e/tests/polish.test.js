@@ -6,35 +6,14 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { testEnv, screenshot } from "./harness.js";
+import { testEnv, createRoom, screenshot } from "./harness.js";
 import { testConfig } from "./config.js";
 
 const env = testEnv(testConfig);
 const newPlayer = env.newPlayer;
+const seatedPair = env.seatedPair;
 const cell = (x, y) => `#board button.cell[data-x="${x}"][data-y="${y}"]`;
 const moveCount = (page) => page.evaluate(() => window.caroArena.state.room?.moves.length ?? -1);
-
-async function createRoom(page, { game = "caro", size = "15", x = "me", o = "open" } = {}) {
-  await page.check(`input[name="game"][value="${game}"]`);
-  if (game === "caro") await page.selectOption("#size", size);
-  await page.selectOption("#seat-x", x);
-  await page.selectOption("#seat-o", o);
-  await page.click('#create-form button[type="submit"]');
-  await page.waitForFunction(() => location.hash.startsWith("#/room/"));
-  await page.waitForSelector("#board button.cell");
-  return page.evaluate(() => location.hash.split("/")[2]);
-}
-
-// Two players seated in a new 15x15 freestyle room: {a (X), b (O), roomId}.
-async function seatedPair(nameA, nameB) {
-  const a = await newPlayer(nameA);
-  const roomId = await createRoom(a.page);
-  const b = await newPlayer(nameB);
-  await b.page.goto(`${env.server.base}/#/room/${roomId}`);
-  await b.page.waitForFunction(() => window.caroArena.state.you?.seat === "o");
-  await a.page.waitForFunction(() => window.caroArena.state.room?.status === "playing");
-  return { a, b, roomId };
-}
 
 // Plays [x, y] for whoever is to move, as a click would, and waits until both pages have it.
 async function play(pair, [x, y]) {
