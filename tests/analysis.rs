@@ -50,6 +50,7 @@ fn seed(store: &dyn Store, id: &str, moves: &[[u8; 2]], result: Option<Outcome>)
         time_control: TimeControl::None,
         seats: [human("alice"), human("bob")],
         casual: false,
+        rated: false,
     }));
     for (i, &cell) in moves.iter().enumerate() {
         let _ = store.record(StoreEvent::Move {
@@ -67,6 +68,7 @@ fn seed(store: &dyn Store, id: &str, moves: &[[u8; 2]], result: Option<Outcome>)
             result,
             reason: Reason::Line,
             forfeit: None,
+            ratings: Vec::new(),
         });
     }
     store.flush();

@@ -15,6 +15,7 @@ pub mod analysis;
 pub mod bots;
 pub mod chat;
 pub mod limits;
+pub mod ratings;
 pub mod rooms;
 pub mod server;
 pub mod store;
@@ -29,6 +30,7 @@ pub use analysis::{AnalysisConfig, RawAnalysis};
 pub use bots::{BotConfig, BotEngine, OutsideConfig, RawBot, RawSearch, SearchConfig};
 pub use chat::{ChatConfig, RawChat};
 pub use limits::{Limits, RawLimits};
+pub use ratings::{RatingsConfig, RawRatings};
 pub use rooms::{RawRooms, RoomsConfig};
 pub use server::{AllowedOrigins, Origin, RawServer, ServerConfig};
 pub use store::{RawStore, StoreConfig};
@@ -90,6 +92,8 @@ pub struct RawConfig {
     pub store: RawStore,
     /// `[analysis]`
     pub analysis: RawAnalysis,
+    /// `[ratings]`
+    pub ratings: RawRatings,
     /// `[bots.<name>]`; none at all: the shipped levels.
     pub bots: Option<IndexMap<String, RawBot>>,
 }
@@ -111,6 +115,8 @@ pub struct Config {
     pub store: StoreConfig,
     /// `[analysis]`: post-game analysis budget and caps.
     pub analysis: AnalysisConfig,
+    /// `[ratings]`: leaderboard rules and the bots' deviation.
+    pub ratings: RatingsConfig,
     /// `[bots.<name>]`: bot levels by name, in the file's order.
     pub bots: IndexMap<String, BotConfig>,
 }
@@ -153,6 +159,7 @@ impl TryFrom<RawConfig> for Config {
             search,
             store,
             analysis,
+            ratings,
             bots,
         } = raw;
         let store = store.try_into()?;
@@ -164,6 +171,7 @@ impl TryFrom<RawConfig> for Config {
             search: search.try_into()?,
             store,
             analysis: analysis.try_into()?,
+            ratings: ratings.try_into()?,
             bots: bots::levels(bots)?,
         })
     }

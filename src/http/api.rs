@@ -16,17 +16,17 @@ use crate::store::{Cursor, GameQuery};
 /// `{"error": {"code": ..., "message": ...}}` whose `code` clients can match on.
 #[derive(Debug)]
 pub struct ApiError {
-    status: StatusCode,
-    code: &'static str,
-    message: &'static str,
+    pub(super) status: StatusCode,
+    pub(super) code: &'static str,
+    pub(super) message: std::borrow::Cow<'static, str>,
 }
 
 impl ApiError {
-    fn bad_query(message: &'static str) -> ApiError {
+    pub(super) fn bad_query(message: &'static str) -> ApiError {
         ApiError {
             status: StatusCode::BAD_REQUEST,
             code: "bad_query",
-            message,
+            message: message.into(),
         }
     }
 
@@ -34,15 +34,15 @@ impl ApiError {
         ApiError {
             status: StatusCode::NOT_FOUND,
             code: "not_found",
-            message: "no such game",
+            message: "no such game".into(),
         }
     }
 
-    fn store() -> ApiError {
+    pub(super) fn store() -> ApiError {
         ApiError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             code: "store",
-            message: "the game database could not be read",
+            message: "the game database could not be read".into(),
         }
     }
 }
@@ -80,7 +80,7 @@ impl From<crate::analysis::StartError> for ApiError {
         ApiError {
             status,
             code,
-            message,
+            message: message.into(),
         }
     }
 }
@@ -140,11 +140,20 @@ pub(super) async fn bots(State(state): State<AppState>) -> Json<Value> {
 }
 
 /// `GET /api/games?player=&limit=&before=`: finished games, newest first, a page at a time.
-/// Pairs rather than a struct so that a repeated key is not an error (the last one wins) and
-/// a bad value gets the API's own `bad_query`.
 pub(super) async fn list_games(
     State(state): State<AppState>,
     Query(pairs): Query<Vec<(String, String)>>,
+) -> Result<Json<Value>, ApiError> {
+    games_page(&state, pairs, None).await
+}
+
+/// A page of finished games, newest first: `{"games": [...], "next": ...}`. `player` (a player
+/// id) overrides any `player` key of the query. Pairs rather than a struct so that a repeated
+/// key is not an error (the last one wins) and a bad value gets the API's own `bad_query`.
+pub(super) async fn games_page(
+    state: &AppState,
+    pairs: Vec<(String, String)>,
+    player: Option<String>,
 ) -> Result<Json<Value>, ApiError> {
     let mut q = GameQuery {
         limit: 20,
@@ -168,6 +177,9 @@ pub(super) async fn list_games(
             },
             _ => {}
         }
+    }
+    if player.is_some() {
+        q.player = player;
     }
     let store = state.server.store.clone();
     let limit = q.limit as usize;
