@@ -228,3 +228,103 @@ async fn a_rated_game_against_a_bot_moves_only_the_humans_rating() {
     assert_eq!(p["ratings"][0]["losses"], 1);
     server.stop().await;
 }
+
+/// Bob (1900), Ann (1500, new) and Cid (1560) seek the same terms, in that order: Bob and Ann
+/// are too far apart to be paired at once, so both wait (the lobby sees their ratings); Cid is
+/// paired with the closest, Ann. Then Dee (1100) waits too, and as Bob's and Dee's gap allowed
+/// widens with their wait they are paired with each other.
+#[tokio::test]
+async fn quick_pairing_takes_the_closest_rating_and_widens_with_waiting() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("games.db");
+    let mut config = rated_config();
+    config.ratings.pairing_widen_per_sec = 0;
+    let server = start_with_store(config.clone(), sqlite(&path)).await;
+    let mut tokens = Vec::new();
+    let mut ids = Vec::new();
+    for name in ["Ann", "Bob", "Cid", "Dee"] {
+        let (_, token, id) = register(&server, name).await;
+        tokens.push(token);
+        ids.push(id);
+    }
+    server.stop().await;
+    let f = "freestyle-untimed";
+    seed(
+        &path,
+        &[
+            (&ids[1], f, 1900.0, 60.0, 0.06, 30, 1),
+            (&ids[2], f, 1560.0, 60.0, 0.06, 30, 1),
+            (&ids[3], f, 1100.0, 60.0, 0.06, 30, 1),
+        ],
+    );
+    let server = start_with_store(config, sqlite(&path)).await;
+    let (mut w, _) = server.hello("watcher").await;
+    w.send(json!({"type": "watch_lobby"})).await;
+    assert_eq!(w.recv().await["type"], "room_list");
+    let mut c = Vec::new();
+    for t in &tokens {
+        c.push(resume(&server, t).await);
+    }
+    let info = |id: &str, name: &str, rating: i64| {
+        json!({"seek_id": id, "name": name, "game": "caro", "width": 15, "height": 15,
+            "rule": "freestyle", "rating": rating})
+    };
+    c[1].ask(
+        json!({"type": "seek", "id": 1, "game": "caro"}),
+        json!({"type": "seeking", "re": 1, "seek_id": "s1"}),
+    )
+    .await;
+    assert_eq!(
+        w.recv().await,
+        json!({"type": "seeks", "seeks": [info("s1", "Bob", 1900)]})
+    );
+    c[0].ask(
+        json!({"type": "seek", "id": 2, "game": "caro"}),
+        json!({"type": "seeking", "re": 2, "seek_id": "s2"}),
+    )
+    .await;
+    assert_eq!(
+        w.recv().await,
+        json!({"type": "seeks", "seeks": [info("s1", "Bob", 1900), info("s2", "Ann", 1500)]})
+    );
+    c[2].send(json!({"type": "seek", "id": 3, "game": "caro"}))
+        .await;
+    let paired = c[2].recv().await;
+    assert_eq!(
+        (&paired["type"], &paired["re"]),
+        (&json!("paired"), &json!(3))
+    );
+    let other = c[0].recv().await;
+    assert_eq!(other["room_id"], paired["room_id"], "{other}");
+    assert_eq!(
+        w.recv().await,
+        json!({"type": "seeks", "seeks": [info("s1", "Bob", 1900)]})
+    );
+    server.stop().await;
+
+    // The gap widens as they wait: Bob and Dee, 800 apart, are paired by the sweep.
+    let mut config = rated_config();
+    // 200 + 300 a second: Dee's seek, a moment after Bob's, waits; two seconds later the
+    // sweep pairs them.
+    config.ratings.pairing_widen_per_sec = 300;
+    let server = start_with_store(config, sqlite(&path)).await;
+    let mut bob = resume(&server, &tokens[1]).await;
+    let mut dee = resume(&server, &tokens[3]).await;
+    bob.ask(
+        json!({"type": "seek", "id": 1, "game": "caro"}),
+        json!({"type": "seeking", "re": 1, "seek_id": "s1"}),
+    )
+    .await;
+    dee.ask(
+        json!({"type": "seek", "id": 2, "game": "caro"}),
+        json!({"type": "seeking", "re": 2, "seek_id": "s2"}),
+    )
+    .await;
+    let (pb, pd) = (bob.recv().await, dee.recv().await);
+    assert_eq!(
+        (&pb["type"], &pd["type"]),
+        (&json!("paired"), &json!("paired"))
+    );
+    assert_eq!(pb["room_id"], pd["room_id"]);
+    server.stop().await;
+}
