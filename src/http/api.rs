@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 
 use axum::extract::{ConnectInfo, Path, Query, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
@@ -256,11 +256,13 @@ async fn stored_game(state: &AppState, id: String) -> Result<crate::store::GameR
 }
 
 /// `POST /api/games/{id}/analysis`: starts analysing a finished game (docs/analysis.md); 202
-/// with its progress. The per-player cap counts by client address (there are no accounts yet).
-/// Any other POST under `/api/games/` is 404.
+/// with its progress. The per-player cap counts by account when the request carries an
+/// account's session token (`Authorization: Bearer <token>`), else by client address. Any other
+/// POST under `/api/games/` is 404.
 pub(super) async fn start_analysis(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
     let Some(id) = name
@@ -271,15 +273,32 @@ pub(super) async fn start_analysis(
     };
     let id = id.to_string();
     let game = stored_game(&state, id).await?;
+    let requester = match bearer_account(&state, &headers) {
+        Some(player_id) => format!("account:{player_id}"),
+        None => format!("address:{}", peer.ip()),
+    };
     let progress = state
         .server
         .analyses
-        .start(&state.server, &game, peer.ip().to_string())?;
+        .start(&state.server, &game, requester)?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({"status": "running", "done": progress.done, "total": progress.total})),
     )
         .into_response())
+}
+
+/// The player id of the account whose session token is the request's bearer token; `None`
+/// without one, or for a guest's or an unknown token (never an error: the caller falls back to
+/// the address).
+fn bearer_account(state: &AppState, headers: &HeaderMap) -> Option<std::sync::Arc<str>> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let token = value.strip_prefix("Bearer ")?.trim();
+    let account = state
+        .server
+        .accounts
+        .of_token(&crate::store::hash_token(token))?;
+    Some(account.player_id.clone())
 }
 
 /// `GET /api/games/{id}/analysis`: the stored analysis (`status: "done"`), the progress of a
