@@ -328,3 +328,64 @@ async fn quick_pairing_takes_the_closest_rating_and_widens_with_waiting() {
     assert_eq!(pb["room_id"], pd["room_id"]);
     server.stop().await;
 }
+
+/// A rated game interrupted by a restart is still rated when it ends, and counts once: the
+/// restored room knows it is rated, the lobby and the replay API say so, and the result's
+/// rating rows are written with it.
+#[tokio::test]
+async fn a_rated_game_restored_after_a_restart_counts_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("games.db");
+    let server = start_with_store(rated_config(), sqlite(&path)).await;
+    let (mut ann, ann_token, _) = register(&server, "Ann").await;
+    let (mut bob, bob_token, _) = register(&server, "Bob").await;
+    let (_, _, room) = seated_room(&mut ann, &mut bob, json!({})).await;
+    play(&mut ann, &mut bob, &room, &[(0, 7), (0, 9), (1, 7), (1, 9)]).await;
+    server.stop().await;
+    drop((ann, bob));
+
+    let server = start_with_store(rated_config(), sqlite(&path)).await;
+    let (_, body) = server.get("/api/rooms").await;
+    let rooms: Value = serde_json::from_str(&body).unwrap();
+    let provisional = json!({"value": 1500, "provisional": true});
+    assert_eq!(
+        rooms["rooms"][0],
+        json!({"room_id": room, "game": "caro", "width": 15, "height": 15,
+            "rule": "freestyle", "status": "playing",
+            "players": {"x": {"name": "Ann", "kind": "human", "connected": false,
+                              "rating": provisional},
+                        "o": {"name": "Bob", "kind": "human", "connected": false,
+                              "rating": provisional}},
+            "spectators": 0, "moves": 4, "rated": true})
+    );
+    let mut ann = resume(&server, &ann_token).await;
+    assert_eq!(ann.recv_skip(&["room_update"]).await["room"]["rated"], true);
+    let mut bob = resume(&server, &bob_token).await;
+    assert_eq!(bob.recv_skip(&["room_update"]).await["type"], "room_joined");
+    play(
+        &mut ann,
+        &mut bob,
+        &room,
+        &[(2, 7), (2, 9), (3, 7), (3, 9), (4, 7)],
+    )
+    .await;
+    let over = ann.event().await;
+    assert_eq!(
+        over["ratings"],
+        json!({"x": {"before": 1500, "after": 1662, "delta": 162},
+               "o": {"before": 1500, "after": 1338, "delta": -162}})
+    );
+    let (_, body) = server.get(&format!("/api/games/{room}")).await;
+    let game: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (&game["rated"], &game["result"]),
+        (&json!(true), &json!("x"))
+    );
+    server.stop().await;
+
+    let server = start_with_store(rated_config(), sqlite(&path)).await;
+    let p = profile(&server, "Ann").await;
+    assert_eq!(p["ratings"][0]["games"], 1);
+    assert_eq!(p["history"].as_array().unwrap().len(), 1);
+    server.stop().await;
+}

@@ -262,5 +262,36 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("bots.x.games:"), "{e}");
+        let e = Config::from_toml("[ratings]\nmin_games = 0\n").unwrap_err();
+        assert_eq!(e.to_string(), "ratings.min_games: must be at least 1");
+        let e = Config::from_toml(
+            "[bots.x]\ndescription=\"\"\ngames=[\"caro\"]\nmax_depth=1\ntime_ms=5\nrating=50\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "bots.x.rating: must be 100..=4000");
+    }
+
+    /// The shipped levels' ratings are the ladder of docs/strength.md anchored at
+    /// beginner = 1200 (docs/ratings.md): a change to either is a change to both docs.
+    #[test]
+    fn the_shipped_bot_ratings_are_the_anchored_ladder() {
+        let c = Config::default();
+        let ratings: Vec<(&str, Option<f64>)> = c
+            .bots
+            .iter()
+            .map(|(name, b)| (name.as_str(), b.rating))
+            .collect();
+        assert_eq!(
+            ratings,
+            [
+                ("beginner", Some(1200.0)),
+                ("casual", Some(1458.0)),
+                ("club", Some(1609.0)),
+                ("strong", Some(1792.0)),
+                ("master", Some(1952.0)),
+                ("classic", Some(1230.0)),
+            ]
+        );
+        assert_eq!(c.ratings.min_games, 5);
     }
 }

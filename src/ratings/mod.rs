@@ -375,3 +375,95 @@ impl Ratings {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::store::{NullStore, StoreAccounts, StoredAccount};
+
+    fn ratings() -> Ratings {
+        let config = Config::default();
+        let accounts = Arc::new(Accounts::new(Arc::new(NullStore), &config.limits));
+        accounts.load(StoreAccounts {
+            accounts: ["a", "b"]
+                .map(|p| StoredAccount {
+                    player_id: p.into(),
+                    username: p.to_uppercase(),
+                    phc: String::new(),
+                })
+                .to_vec(),
+            tokens: Vec::new(),
+        });
+        Ratings::new(config.ratings.clone(), &config.bots, accounts)
+    }
+
+    fn human(p: &str) -> SeatRecord {
+        SeatRecord::Human {
+            player_id: p.into(),
+            name: p.into(),
+        }
+    }
+
+    const FAMILY: Family = Family {
+        rules: RuleFamily::Caro,
+        speed: Speed::Blitz,
+    };
+
+    #[test]
+    fn who_is_rated() {
+        let r = ratings();
+        let bot = SeatRecord::Bot {
+            level: "club".into(),
+        };
+        assert!(r.rated(Some(FAMILY), false, &[human("a"), human("b")]));
+        assert!(r.rated(Some(FAMILY), false, &[bot.clone(), human("b")]));
+        assert!(!r.rated(Some(FAMILY), true, &[human("a"), human("b")]));
+        assert!(!r.rated(None, false, &[human("a"), human("b")]));
+        assert!(!r.rated(Some(FAMILY), false, &[human("a"), human("guest")]));
+        assert!(!r.rated(Some(FAMILY), false, &[bot.clone(), bot]));
+    }
+
+    /// Fewer than two moves by a side is an aborted game; two games of one player both count,
+    /// each from the rating the other left.
+    #[test]
+    fn settling_counts_games_with_two_moves_a_side() {
+        let r = ratings();
+        let seats = [human("a"), human("b")];
+        assert_eq!(r.settle(FAMILY, &seats, [2, 1], Outcome::X, 1), None);
+        let first = r.settle(FAMILY, &seats, [2, 2], Outcome::X, 1).unwrap();
+        assert_eq!(first.changes.x.before, 1500);
+        assert_eq!(first.rows.len(), 2);
+        let second = r.settle(FAMILY, &seats, [3, 2], Outcome::Draw, 2).unwrap();
+        assert_eq!(second.changes.x.before, first.changes.x.after);
+        let a = r.standing("a", FAMILY);
+        assert_eq!(
+            (a.games, a.wins, a.draws, a.losses, a.last_ms),
+            (2, 1, 1, 0, 2)
+        );
+        let b = r.standing("b", FAMILY);
+        assert_eq!((b.games, b.wins, b.draws, b.losses), (2, 0, 1, 1));
+    }
+
+    #[test]
+    fn a_bot_keeps_its_rating() {
+        let r = ratings();
+        let bot = SeatRecord::Bot {
+            level: "club".into(),
+        };
+        let s = r
+            .settle(FAMILY, &[bot, human("a")], [2, 2], Outcome::O, 1)
+            .unwrap();
+        assert_eq!(
+            s.changes.x,
+            Change {
+                before: 1609,
+                after: 1609,
+                delta: 0
+            }
+        );
+        assert!(s.changes.o.delta > 0);
+        assert_eq!(s.rows.len(), 1);
+        assert_eq!(r.bot("club"), Some(1609.0));
+    }
+}
