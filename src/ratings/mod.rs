@@ -229,28 +229,21 @@ impl Ratings {
             .unwrap_or_default()
     }
 
-    /// A seat's rating as the wire shows it in `family`: an account's (1500 provisional before
-    /// its first game) or a rated bot's; `None` for a guest or an unrated bot.
-    pub fn shown(&self, seat: &SeatRecord, family: Family) -> Option<Shown> {
-        Some(match self.rater(seat)? {
-            Rater::Account(id) => Shown::of(&self.standing(&id, family).glicko),
-            Rater::Bot(r) => Shown::of(&self.bot_glicko(r)),
-        })
-    }
-
     /// Whether `player_id` is an account (who can play rated games).
     pub fn ratable_player(&self, player_id: &str) -> bool {
         self.accounts.of_player(player_id).is_some()
     }
 
-    /// An account's rating as the wire shows it; `None` for a guest.
+    /// An account's rating in `family` as the wire shows it (1500, provisional, before its
+    /// first game there); `None` for a guest.
     pub fn shown_player(&self, player_id: &str, family: Family) -> Option<Shown> {
         self.accounts.of_player(player_id)?;
         Some(Shown::of(&self.standing(player_id, family).glicko))
     }
 
-    /// A rated bot's rating as the wire shows it; `None` for an unrated level.
-    pub fn shown_bot(&self, level: &str, _family: Family) -> Option<Shown> {
+    /// A rated bot's rating as the wire shows it (the same in every family); `None` for an
+    /// unrated level.
+    pub fn shown_bot(&self, level: &str) -> Option<Shown> {
         Some(Shown::of(&self.bot_glicko(self.bot(level)?)))
     }
 

@@ -80,7 +80,7 @@ pub(super) fn players(
             bot: Some(level.clone()),
             connected: true,
             abandon_ms: None,
-            rating: rating.and_then(|(r, f)| r.shown_bot(level, f)),
+            rating: rating.and_then(|(r, _)| r.shown_bot(level)),
         }),
     };
     Players {
