@@ -3,7 +3,7 @@
 
 import { Connection } from "./net.js";
 import { renderBoard, cellName } from "./board.js";
-import { openReplay, initReplay, resultText } from "./replay.js";
+import { openReplay, leaveReplay, initReplay, resultText } from "./replay.js";
 import { seatText } from "./seats.js";
 import { Clocks, TIME_CONTROLS, timeControlOf, timeControlText } from "./clock.js";
 import { renderMoveList } from "./movelist.js";
@@ -95,14 +95,16 @@ nameInput.addEventListener("change", () => {
 function route() {
   const hash = location.hash || "#/";
   if (hash === "#/games") return { kind: "games" };
-  const m = hash.match(/^#\/(room|watch|replay)\/([\w-]+)/);
-  return m ? { kind: m[1], roomId: m[2] } : { kind: "lobby" };
+  // #/replay/<id>/analyse opens the replay and asks for the engine's review at once.
+  const m = hash.match(/^#\/(room|watch|replay)\/([\w-]+)(\/analyse)?/);
+  return m ? { kind: m[1], roomId: m[2], analyse: Boolean(m[3]) } : { kind: "lobby" };
 }
 
 function show(view) {
   $("#lobby").hidden = view !== "lobby";
   $("#game").hidden = view !== "game";
   $("#replay").hidden = view !== "replay";
+  if (view !== "replay") leaveReplay();
   if (view !== "game") clocks.reset();
   $("#games").hidden = view !== "games";
 }
@@ -128,10 +130,14 @@ async function onRoute() {
     state.room = null;
     state.you = null;
     show("replay");
-    openReplay(r.roomId, (text) => {
-      toast(text);
-      location.hash = "#/";
-    });
+    openReplay(
+      r.roomId,
+      (text) => {
+        toast(text);
+        location.hash = "#/";
+      },
+      { analyse: r.analyse },
+    );
     return;
   }
   show("game");
@@ -470,6 +476,7 @@ function renderGame() {
   $("#resign").hidden = !(state.you?.role === "player" && r.status !== "finished");
   $("#resign").textContent = t(r.status === "waiting" ? "game.cancel" : "game.resign");
   $("#replay-btn").hidden = r.status !== "finished";
+  $("#analyse-btn").hidden = r.status !== "finished";
   const open = !r.players.x || !r.players.o;
   $("#share").hidden = !(open && r.status !== "finished");
   $("#share-link").value = `${location.origin}${location.pathname}#/room/${r.room_id}`;
@@ -762,6 +769,10 @@ function onWelcome(msg) {
 
 $("#replay-btn").addEventListener("click", () => {
   if (state.room) location.hash = `#/replay/${state.room.room_id}`;
+});
+// The engine's review of the finished game, in its replay (players and spectators alike).
+$("#analyse-btn").addEventListener("click", () => {
+  if (state.room) location.hash = `#/replay/${state.room.room_id}/analyse`;
 });
 initReplay();
 initGames();
