@@ -29,6 +29,7 @@ fn created(id: &str) -> StoreEvent {
             SeatRecord::Bot { level: "b".into() },
         ],
         casual: false,
+        rated: false,
     })
 }
 

@@ -51,6 +51,7 @@ async fn main() {
             description: String::new(),
             games: vec![GameKind::Caro],
             engine: BotEngine::Builtin(level),
+            rating: None,
         },
     );
     let search = SearchConfig {

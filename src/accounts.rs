@@ -187,6 +187,13 @@ impl Accounts {
         self.by_player.get(player_id).map(|a| a.value().clone())
     }
 
+    /// The account registered as `username` (compared case-insensitively).
+    pub fn of_username(&self, username: &str) -> Option<Arc<Account>> {
+        self.by_key
+            .get(&username_key(username))
+            .map(|a| a.value().clone())
+    }
+
     /// The account a token (by its hash) is bound to.
     pub fn of_token(&self, token_hash: &str) -> Option<Arc<Account>> {
         let player_id = self.tokens.get(token_hash)?.value().clone();

@@ -32,6 +32,7 @@ pub mod outside;
 pub mod pairing;
 pub mod peers;
 pub mod protocol;
+pub mod ratings;
 pub mod room;
 pub mod signal;
 pub mod store;
@@ -81,6 +82,8 @@ pub struct Server {
     pub peers: peers::Peers,
     /// Accounts and the tokens bound to them (loaded at start by `run`).
     pub accounts: Arc<accounts::Accounts>,
+    /// Every account's ratings and the bots' (docs/ratings.md).
+    pub ratings: Arc<ratings::Ratings>,
     /// Every open WebSocket connection, by id: the shutdown closes them.
     connections: DashMap<u64, ClientHandle>,
     next_id: AtomicU64,
@@ -121,11 +124,18 @@ impl Server {
             tracker.clone(),
             shutdown.clone(),
         ));
+        let accounts = Arc::new(accounts::Accounts::new(store.clone(), &config.limits));
+        let ratings = Arc::new(ratings::Ratings::new(
+            config.ratings.clone(),
+            &config.bots,
+            accounts.clone(),
+        ));
         let lobby = Arc::new(
             Lobby::new(config.limits.max_rooms, |registry| RoomContext {
                 settings: room_settings(&config),
                 store: store.clone(),
                 bots: bots.clone(),
+                ratings: ratings.clone(),
                 metrics: metrics.clone(),
                 shutdown: shutdown.clone(),
                 tracker: tracker.clone(),
@@ -135,13 +145,15 @@ impl Server {
         );
         let pairing = Arc::new(pairing::Pairing::new(
             lobby.clone(),
+            ratings.clone(),
             tracker.clone(),
             shutdown.clone(),
         ));
         Arc::new(Server {
             connection_permits: Arc::new(Semaphore::new(config.limits.max_connections)),
             peers: peers::Peers::new(&config.limits),
-            accounts: Arc::new(accounts::Accounts::new(store.clone(), &config.limits)),
+            accounts,
+            ratings,
             connections: DashMap::new(),
             analyses: Arc::new(analysis::Analyses::new(config.analysis.clone())),
             config,
@@ -276,6 +288,12 @@ async fn restore(server: &Arc<Server>) -> std::io::Result<()> {
         .map_err(std::io::Error::other)?
         .map_err(|e| std::io::Error::other(format!("cannot read accounts: {e}")))?;
     server.accounts.load(accounts);
+    let store = server.store.clone();
+    let ratings = tokio::task::spawn_blocking(move || store.ratings())
+        .await
+        .map_err(std::io::Error::other)?
+        .map_err(|e| std::io::Error::other(format!("cannot read ratings: {e}")))?;
+    server.ratings.load(ratings);
     let mut seats: std::collections::HashMap<String, std::collections::HashSet<Arc<str>>> =
         std::collections::HashMap::new();
     for game in &restored.games {

@@ -1,6 +1,9 @@
 //! Quick pairing ("play anyone"): open seeks, matched by game, board, rule and casualness. Two
 //! matching seekers are paired into a new room whose seats are held for them (colours drawn at
-//! random); a seeker may ask for a bot after a delay if nobody comes. Lobby watchers see the
+//! random); among several matching seeks, the one whose seeker's rating (in the family of the
+//! terms, docs/ratings.md) is closest to the newcomer's is taken, the oldest on a tie or when
+//! the newcomer has no rating (a guest). A seeker may ask for a bot after a delay if nobody
+//! comes. Lobby watchers see the
 //! open seeks (`seeks`) whenever they change, and may take one (`accept_seek`).
 //!
 //! A seek belongs to its connection: one per player (a new one replaces the old), gone when the
@@ -12,6 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use caro_engine::Rules;
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -20,6 +25,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::lobby::Lobby;
 use crate::protocol::{encode, ErrorCode, ProtoError, Seat, SeekInfo, ServerMsg, TimeControl};
+use crate::ratings::{Family, Ratings};
 use crate::room::{RoomParams, SeatKind, Who};
 
 /// What a seek asks for: two seeks match when these are equal.
@@ -58,6 +64,36 @@ struct Seek {
     id: u64,
     who: Who,
     terms: SeekTerms,
+    /// The seeker's rating in the terms' family when it seeks (an account's); `None` for a
+    /// guest or terms no family rates.
+    rating: Option<i64>,
+    /// When it was made: the rating gap it accepts widens with its wait.
+    since: Instant,
+}
+
+/// Which of `seeks` a newcomer rated `rating` on `terms` is paired with: among the matching
+/// seeks whose rating gap fits (`fits`, given the gap and how long that seek has waited), the
+/// closest rating, the oldest on a tie; a seek or a newcomer without a rating fits any and
+/// counts as the farthest (so a guest takes the oldest seek).
+fn closest(
+    seeks: &[Seek],
+    terms: &SeekTerms,
+    rating: Option<i64>,
+    fits: impl Fn(u64, Duration) -> bool,
+) -> Option<usize> {
+    seeks
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.terms == *terms)
+        .filter_map(|(i, s)| {
+            let gap = match (rating, s.rating) {
+                (Some(a), Some(b)) => (a - b).unsigned_abs(),
+                _ => u64::MAX,
+            };
+            (gap == u64::MAX || fits(gap, s.since.elapsed())).then_some((gap, i))
+        })
+        .min()
+        .map(|(_, i)| i)
 }
 
 /// The open seeks, oldest first, and what pairing opens rooms with.
@@ -65,11 +101,16 @@ pub struct Pairing {
     seeks: Mutex<Vec<Seek>>,
     next: AtomicU64,
     lobby: Arc<Lobby>,
+    /// The seekers' ratings.
+    ratings: Arc<Ratings>,
     /// The bot fallbacks' timers run here, so the shutdown waits for them...
     tracker: TaskTracker,
     /// ... and ends them.
     shutdown: CancellationToken,
 }
+
+/// How often a waiting rated seek looks again for a partner as its rating gap widens.
+const WIDEN_EVERY: Duration = Duration::from_secs(1);
 
 fn seek_id(id: u64) -> String {
     format!("s{id}")
@@ -77,11 +118,17 @@ fn seek_id(id: u64) -> String {
 
 impl Pairing {
     /// No seeks; rooms open in `lobby`, fallback timers on `tracker` until `shutdown`.
-    pub fn new(lobby: Arc<Lobby>, tracker: TaskTracker, shutdown: CancellationToken) -> Pairing {
+    pub fn new(
+        lobby: Arc<Lobby>,
+        ratings: Arc<Ratings>,
+        tracker: TaskTracker,
+        shutdown: CancellationToken,
+    ) -> Pairing {
         Pairing {
             seeks: Mutex::new(Vec::new()),
             next: AtomicU64::new(0),
             lobby,
+            ratings,
             tracker,
             shutdown,
         }
@@ -103,6 +150,7 @@ impl Pairing {
                     rule: (kind == caro_engine::GameKind::Caro).then(|| rules.rule().as_str()),
                     casual: s.terms.casual,
                     time_control: Some(s.terms.time_control).filter(TimeControl::is_clocked),
+                    rating: s.rating,
                 }
             })
             .collect()
@@ -122,13 +170,15 @@ impl Pairing {
         fallback: Option<Fallback>,
         re: Option<&Value>,
     ) -> Result<(), ProtoError> {
+        let rating = Family::of(&terms.rules, &terms.time_control)
+            .and_then(|f| self.ratings.value_of(&who.player_id, f));
         let other = {
             let mut seeks = self.seeks.lock();
             seeks.retain(|s| s.who.player_id != who.player_id);
-            seeks
-                .iter()
-                .position(|s| s.terms == terms)
-                .map(|i| seeks.remove(i))
+            closest(&seeks, &terms, rating, |gap, waited| {
+                gap <= self.ratings.pairing_gap(waited)
+            })
+            .map(|i| seeks.remove(i))
         };
         if let Some(other) = other {
             let result = self.pair(other, &who, terms, re);
@@ -140,6 +190,8 @@ impl Pairing {
             id,
             who: who.clone(),
             terms,
+            rating,
+            since: Instant::now(),
         });
         who.client.send(encode(
             &ServerMsg::Seeking {
@@ -148,6 +200,10 @@ impl Pairing {
             re,
         ));
         self.tell_watchers();
+        if rating.is_some() {
+            let pairing = self.clone();
+            self.tracker.spawn(async move { pairing.widen(id).await });
+        }
         if let Some(fallback) = fallback {
             let pairing = self.clone();
             self.tracker.spawn(async move {
@@ -214,6 +270,57 @@ impl Pairing {
         older.who.client.send(encode(&paired(older_seat), None));
         newer.client.send(encode(&paired(newer_seat), re));
         Ok(())
+    }
+
+    /// While the rated seek `id` waits, every second: paired with the closest other waiting
+    /// seek of its terms once the gap allowed (widening with the longer wait of the two) covers
+    /// their ratings. Ends when the seek does (paired, cancelled, gone) or at shutdown.
+    async fn widen(&self, id: u64) {
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(WIDEN_EVERY) => {}
+                _ = self.shutdown.cancelled() => return,
+            }
+            let pair = {
+                let mut seeks = self.seeks.lock();
+                let Some(i) = seeks.iter().position(|s| s.id == id) else {
+                    return;
+                };
+                let (terms, rating, since) = (seeks[i].terms, seeks[i].rating, seeks[i].since);
+                let others: Vec<usize> = (0..seeks.len()).filter(|&j| j != i).collect();
+                let found = others
+                    .into_iter()
+                    .filter(|&j| seeks[j].terms == terms)
+                    .filter_map(|j| {
+                        let gap = (rating? - seeks[j].rating?).unsigned_abs();
+                        let waited = since.elapsed().max(seeks[j].since.elapsed());
+                        (gap <= self.ratings.pairing_gap(waited)).then_some((gap, j))
+                    })
+                    .min();
+                found.map(|(_, j)| {
+                    // Removed in the order that keeps the other index valid; the older first.
+                    let (first, second) = if i > j { (i, j) } else { (j, i) };
+                    let a = seeks.remove(first);
+                    let b = seeks.remove(second);
+                    if a.id < b.id {
+                        (a, b)
+                    } else {
+                        (b, a)
+                    }
+                })
+            };
+            if let Some((older, newer)) = pair {
+                let terms = older.terms;
+                if let Err(e) = self.pair(older, &newer.who, terms, None) {
+                    newer
+                        .who
+                        .client
+                        .send(crate::protocol::encode_error(&e, None));
+                }
+                self.tell_watchers();
+                return;
+            }
+        }
     }
 
     /// The seek `id` waited long enough: if still open, its seeker plays `level`.

@@ -182,6 +182,7 @@ async fn a_restored_bot_game_nobody_joins_is_aborted() {
         time_control: caro_arena::protocol::TimeControl::None,
         seats: [bot(), bot()],
         casual: false,
+        rated: false,
     }));
     store.flush();
     let server = start_with_store(capped("unwatched_bot_game_ms = 100"), store).await;

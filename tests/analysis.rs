@@ -50,6 +50,7 @@ fn seed(store: &dyn Store, id: &str, moves: &[[u8; 2]], result: Option<Outcome>)
         time_control: TimeControl::None,
         seats: [human("alice"), human("bob")],
         casual: false,
+        rated: false,
     }));
     for (i, &cell) in moves.iter().enumerate() {
         let _ = store.record(StoreEvent::Move {
@@ -67,6 +68,7 @@ fn seed(store: &dyn Store, id: &str, moves: &[[u8; 2]], result: Option<Outcome>)
             result,
             reason: Reason::Line,
             forfeit: None,
+            ratings: Vec::new(),
         });
     }
     store.flush();
@@ -75,12 +77,24 @@ fn seed(store: &dyn Store, id: &str, moves: &[[u8; 2]], result: Option<Outcome>)
 /// One HTTP request from the local address `from` (the per-player cap counts by address):
 /// (status code, body as JSON).
 async fn request(addr: SocketAddr, from: Ipv4Addr, method: &str, path: &str) -> (u16, Value) {
+    request_as(addr, from, method, path, None).await
+}
+
+/// [`request`] with `Authorization: Bearer <token>` when `token` is given.
+async fn request_as(
+    addr: SocketAddr,
+    from: Ipv4Addr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+) -> (u16, Value) {
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.bind(SocketAddr::new(IpAddr::V4(from), 0)).unwrap();
     let mut s = socket.connect(addr).await.unwrap();
     s.write_all(
         format!(
-            "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            "{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Length: 0\r\nConnection: close\r\n\r\n"
         )
         .as_bytes(),
     )
@@ -254,4 +268,40 @@ async fn unknown_and_unfinished_games_and_the_caps_get_typed_errors() {
     // Shutdown stops the running analyses (their searches see the stop flag) and stores nothing.
     server.stop().await;
     assert_eq!(store.analysis("game01").unwrap(), None);
+}
+
+/// A logged-in player's analyses count against its account wherever it asks from (its bearer
+/// token names it); a request without one counts against its address.
+#[tokio::test]
+async fn the_per_player_cap_counts_an_account_across_addresses() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("g.db")).unwrap());
+    for id in ["game01", "game02", "game03"] {
+        seed(&*store, id, &IGNORED_FOUR, Some(Outcome::X));
+    }
+    let server = start_with_store(
+        config("nodes_per_position = 100000000\nper_player = 1\nmax_queued = 4"),
+        store.clone(),
+    )
+    .await;
+    let (_c, token, _) = common::rated::register(&server, "Ann").await;
+    let path = |id: &str| format!("/api/games/{id}/analysis");
+    let (code, _) = request_as(server.addr, LOCAL, "POST", &path("game01"), Some(&token)).await;
+    assert_eq!(code, 202);
+    let other = Ipv4Addr::new(127, 0, 0, 2);
+    let (code, body) = request_as(server.addr, other, "POST", &path("game02"), Some(&token)).await;
+    assert_eq!(
+        (code, &body["error"]["code"]),
+        (429, &json!("too_many_analyses"))
+    );
+    // The same address without the token: the address's own count, still free.
+    let (code, _) = request(server.addr, LOCAL, "POST", &path("game02")).await;
+    assert_eq!(code, 202);
+    // A token that names no account counts by address too.
+    let (code, body) = request_as(server.addr, LOCAL, "POST", &path("game03"), Some("nope")).await;
+    assert_eq!(
+        (code, &body["error"]["code"]),
+        (429, &json!("too_many_analyses"))
+    );
+    server.stop().await;
 }

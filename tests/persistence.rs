@@ -441,6 +441,7 @@ fn a_forfeit_keeps_its_fault_and_detail_through_the_migration_to_v3() {
                 },
             ],
             casual: false,
+            rated: false,
         })
     };
     for id in ["forfeited", "resigned"] {
@@ -462,6 +463,7 @@ fn a_forfeit_keeps_its_fault_and_detail_through_the_migration_to_v3() {
             fault: "garbage".into(),
             detail: "answered \"I resign\", which is not a move".into(),
         }),
+        ratings: Vec::new(),
     });
     let _ = store.record(StoreEvent::Result {
         room_id: "resigned".into(),
@@ -469,6 +471,7 @@ fn a_forfeit_keeps_its_fault_and_detail_through_the_migration_to_v3() {
         result: Outcome::X,
         reason: Reason::Resign,
         forfeit: None,
+        ratings: Vec::new(),
     });
     store.flush();
     let g = serde_json::to_value(store.game("forfeited").unwrap().unwrap()).unwrap();

@@ -10,7 +10,8 @@ use super::{invalid, ConfigError};
 pub struct RawAnalysis {
     /// Node budget of each position's search.
     pub nodes_per_position: u64,
-    /// Analyses one client address may have queued or running at once.
+    /// Analyses one player (an account, else a client address) may have queued or running at
+    /// once.
     pub per_player: usize,
     /// Analyses queued or running on the whole server at once.
     pub max_queued: usize,
@@ -31,7 +32,8 @@ impl Default for RawAnalysis {
 pub struct AnalysisConfig {
     /// Node budget of each position's search (1000..=100,000,000).
     pub nodes_per_position: u64,
-    /// Analyses one client address may have queued or running at once (at least 1).
+    /// Analyses one player (an account, else a client address) may have queued or running at
+    /// once (at least 1).
     pub per_player: usize,
     /// Analyses queued or running on the whole server at once (at least `per_player`).
     pub max_queued: usize,

@@ -146,6 +146,9 @@ pub struct RawBot {
     pub rectangular: Option<bool>,
     /// Processes of this engine at most, each thinking about one position at a time.
     pub max_processes: Option<usize>,
+    /// The level's fixed published rating (docs/ratings.md); absent: games against it are
+    /// never rated.
+    pub rating: Option<f64>,
 }
 
 /// What plays for a bot level.
@@ -168,6 +171,8 @@ pub struct BotConfig {
     pub games: Vec<GameKind>,
     /// Who plays.
     pub engine: BotEngine,
+    /// Its fixed published rating; `None`: games against it are never rated.
+    pub rating: Option<f64>,
 }
 
 impl BotConfig {
@@ -290,7 +295,13 @@ fn level(name: String, b: RawBot) -> Result<BotConfig, ConfigError> {
     } else {
         BotEngine::Builtin(builtin(&key, &b, time_ms)?)
     };
+    if let Some(r) = b.rating {
+        if !(100.0..=4000.0).contains(&r) {
+            return Err(invalid(key("rating"), "must be 100..=4000"));
+        }
+    }
     Ok(BotConfig {
+        rating: b.rating,
         name,
         description: b.description,
         games,

@@ -15,6 +15,7 @@ pub mod analysis;
 pub mod bots;
 pub mod chat;
 pub mod limits;
+pub mod ratings;
 pub mod rooms;
 pub mod server;
 pub mod store;
@@ -29,6 +30,7 @@ pub use analysis::{AnalysisConfig, RawAnalysis};
 pub use bots::{BotConfig, BotEngine, OutsideConfig, RawBot, RawSearch, SearchConfig};
 pub use chat::{ChatConfig, RawChat};
 pub use limits::{Limits, RawLimits};
+pub use ratings::{RatingsConfig, RawRatings};
 pub use rooms::{RawRooms, RoomsConfig};
 pub use server::{AllowedOrigins, Origin, RawServer, ServerConfig};
 pub use store::{RawStore, StoreConfig};
@@ -90,6 +92,8 @@ pub struct RawConfig {
     pub store: RawStore,
     /// `[analysis]`
     pub analysis: RawAnalysis,
+    /// `[ratings]`
+    pub ratings: RawRatings,
     /// `[bots.<name>]`; none at all: the shipped levels.
     pub bots: Option<IndexMap<String, RawBot>>,
 }
@@ -111,6 +115,8 @@ pub struct Config {
     pub store: StoreConfig,
     /// `[analysis]`: post-game analysis budget and caps.
     pub analysis: AnalysisConfig,
+    /// `[ratings]`: leaderboard rules and the bots' deviation.
+    pub ratings: RatingsConfig,
     /// `[bots.<name>]`: bot levels by name, in the file's order.
     pub bots: IndexMap<String, BotConfig>,
 }
@@ -153,6 +159,7 @@ impl TryFrom<RawConfig> for Config {
             search,
             store,
             analysis,
+            ratings,
             bots,
         } = raw;
         let store = store.try_into()?;
@@ -164,6 +171,7 @@ impl TryFrom<RawConfig> for Config {
             search: search.try_into()?,
             store,
             analysis: analysis.try_into()?,
+            ratings: ratings.try_into()?,
             bots: bots::levels(bots)?,
         })
     }
@@ -254,5 +262,36 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().starts_with("bots.x.games:"), "{e}");
+        let e = Config::from_toml("[ratings]\nmin_games = 0\n").unwrap_err();
+        assert_eq!(e.to_string(), "ratings.min_games: must be at least 1");
+        let e = Config::from_toml(
+            "[bots.x]\ndescription=\"\"\ngames=[\"caro\"]\nmax_depth=1\ntime_ms=5\nrating=50\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "bots.x.rating: must be 100..=4000");
+    }
+
+    /// The shipped levels' ratings are the ladder of docs/strength.md anchored at
+    /// beginner = 1200 (docs/ratings.md): a change to either is a change to both docs.
+    #[test]
+    fn the_shipped_bot_ratings_are_the_anchored_ladder() {
+        let c = Config::default();
+        let ratings: Vec<(&str, Option<f64>)> = c
+            .bots
+            .iter()
+            .map(|(name, b)| (name.as_str(), b.rating))
+            .collect();
+        assert_eq!(
+            ratings,
+            [
+                ("beginner", Some(1200.0)),
+                ("casual", Some(1458.0)),
+                ("club", Some(1609.0)),
+                ("strong", Some(1792.0)),
+                ("master", Some(1952.0)),
+                ("classic", Some(1230.0)),
+            ]
+        );
+        assert_eq!(c.ratings.min_games, 5);
     }
 }

@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 
 use axum::extract::{ConnectInfo, Path, Query, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
@@ -16,17 +16,17 @@ use crate::store::{Cursor, GameQuery};
 /// `{"error": {"code": ..., "message": ...}}` whose `code` clients can match on.
 #[derive(Debug)]
 pub struct ApiError {
-    status: StatusCode,
-    code: &'static str,
-    message: &'static str,
+    pub(super) status: StatusCode,
+    pub(super) code: &'static str,
+    pub(super) message: std::borrow::Cow<'static, str>,
 }
 
 impl ApiError {
-    fn bad_query(message: &'static str) -> ApiError {
+    pub(super) fn bad_query(message: &'static str) -> ApiError {
         ApiError {
             status: StatusCode::BAD_REQUEST,
             code: "bad_query",
-            message,
+            message: message.into(),
         }
     }
 
@@ -34,15 +34,15 @@ impl ApiError {
         ApiError {
             status: StatusCode::NOT_FOUND,
             code: "not_found",
-            message: "no such game",
+            message: "no such game".into(),
         }
     }
 
-    fn store() -> ApiError {
+    pub(super) fn store() -> ApiError {
         ApiError {
             status: StatusCode::INTERNAL_SERVER_ERROR,
             code: "store",
-            message: "the game database could not be read",
+            message: "the game database could not be read".into(),
         }
     }
 }
@@ -80,7 +80,7 @@ impl From<crate::analysis::StartError> for ApiError {
         ApiError {
             status,
             code,
-            message,
+            message: message.into(),
         }
     }
 }
@@ -140,11 +140,20 @@ pub(super) async fn bots(State(state): State<AppState>) -> Json<Value> {
 }
 
 /// `GET /api/games?player=&limit=&before=`: finished games, newest first, a page at a time.
-/// Pairs rather than a struct so that a repeated key is not an error (the last one wins) and
-/// a bad value gets the API's own `bad_query`.
 pub(super) async fn list_games(
     State(state): State<AppState>,
     Query(pairs): Query<Vec<(String, String)>>,
+) -> Result<Json<Value>, ApiError> {
+    games_page(&state, pairs, None).await
+}
+
+/// A page of finished games, newest first: `{"games": [...], "next": ...}`. `player` (a player
+/// id) overrides any `player` key of the query. Pairs rather than a struct so that a repeated
+/// key is not an error (the last one wins) and a bad value gets the API's own `bad_query`.
+pub(super) async fn games_page(
+    state: &AppState,
+    pairs: Vec<(String, String)>,
+    player: Option<String>,
 ) -> Result<Json<Value>, ApiError> {
     let mut q = GameQuery {
         limit: 20,
@@ -168,6 +177,9 @@ pub(super) async fn list_games(
             },
             _ => {}
         }
+    }
+    if player.is_some() {
+        q.player = player;
     }
     let store = state.server.store.clone();
     let limit = q.limit as usize;
@@ -244,11 +256,13 @@ async fn stored_game(state: &AppState, id: String) -> Result<crate::store::GameR
 }
 
 /// `POST /api/games/{id}/analysis`: starts analysing a finished game (docs/analysis.md); 202
-/// with its progress. The per-player cap counts by client address (there are no accounts yet).
-/// Any other POST under `/api/games/` is 404.
+/// with its progress. The per-player cap counts by account when the request carries an
+/// account's session token (`Authorization: Bearer <token>`), else by client address. Any other
+/// POST under `/api/games/` is 404.
 pub(super) async fn start_analysis(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     Path(name): Path<String>,
 ) -> Result<Response, ApiError> {
     let Some(id) = name
@@ -259,15 +273,32 @@ pub(super) async fn start_analysis(
     };
     let id = id.to_string();
     let game = stored_game(&state, id).await?;
+    let requester = match bearer_account(&state, &headers) {
+        Some(player_id) => format!("account:{player_id}"),
+        None => format!("address:{}", peer.ip()),
+    };
     let progress = state
         .server
         .analyses
-        .start(&state.server, &game, peer.ip().to_string())?;
+        .start(&state.server, &game, requester)?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({"status": "running", "done": progress.done, "total": progress.total})),
     )
         .into_response())
+}
+
+/// The player id of the account whose session token is the request's bearer token; `None`
+/// without one, or for a guest's or an unknown token (never an error: the caller falls back to
+/// the address).
+fn bearer_account(state: &AppState, headers: &HeaderMap) -> Option<std::sync::Arc<str>> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let token = value.strip_prefix("Bearer ")?.trim();
+    let account = state
+        .server
+        .accounts
+        .of_token(&crate::store::hash_token(token))?;
+    Some(account.player_id.clone())
 }
 
 /// `GET /api/games/{id}/analysis`: the stored analysis (`status: "done"`), the progress of a

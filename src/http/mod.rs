@@ -10,6 +10,7 @@
 //! the store, and hands WebSockets to `connection`.
 
 mod api;
+mod players;
 mod static_files;
 mod ws;
 
@@ -92,6 +93,10 @@ pub fn router(server: Arc<Server>) -> Router {
         .route("/metrics", get(api::metrics))
         .route("/api/rooms", get(api::rooms))
         .route("/api/bots", get(api::bots))
+        .route("/api/players/{name}", get(players::player))
+        .route("/api/players/{name}/games", get(players::games))
+        .route("/api/leaderboard", get(players::leaderboard))
+        .route("/api/ratings", get(players::ratings))
         .route("/api/games", get(api::list_games))
         .route("/api/games/", get(api::list_games))
         // `{id}/analysis` is served by the same catch-all (axum cannot route both).

@@ -128,6 +128,7 @@ mod tests {
                 fault: None,
                 detail: None,
                 clock: None,
+                ratings: None,
             },
             ServerMsg::GameOver {
                 room_id: "abc".into(),
@@ -138,6 +139,7 @@ mod tests {
                 fault: None,
                 detail: None,
                 clock: None,
+                ratings: None,
             },
             ServerMsg::GameOver {
                 room_id: "abc".into(),
@@ -152,6 +154,7 @@ mod tests {
                     o: 5,
                     running: None,
                 }),
+                ratings: None,
             },
             ServerMsg::RoomUpdate {
                 room_id: "abc".into(),
@@ -162,6 +165,7 @@ mod tests {
                         bot: None,
                         connected: false,
                         abandon_ms: Some(5000),
+                        rating: None,
                     }),
                     o: None,
                 },

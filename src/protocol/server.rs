@@ -57,6 +57,10 @@ pub struct SeekInfo {
     /// The time control (absent: none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_control: Option<TimeControl>,
+    /// The seeker's rating in the family of these terms, rounded (absent: a guest, or terms
+    /// no family rates).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rating: Option<i64>,
 }
 
 /// Who sits in a seat.
@@ -76,6 +80,10 @@ pub struct PlayerInfo {
     /// summaries.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub abandon_ms: Option<u64>,
+    /// An account's or a rated bot's rating in the room's family (docs/ratings.md); absent
+    /// for a guest, an unrated bot, or a game no family rates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rating: Option<crate::ratings::Shown>,
 }
 
 /// Both seats; `null` is an open seat.
@@ -111,6 +119,9 @@ pub struct RoomSummary {
     /// The time control; absent for none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_control: Option<TimeControl>,
+    /// A rated game (absent when not; docs/ratings.md).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rated: bool,
 }
 
 /// The full state of a room, in `room_joined`.
@@ -164,6 +175,9 @@ pub struct RoomState {
     /// A casual game (absent when not).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub casual: bool,
+    /// A rated game (absent when not; docs/ratings.md).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rated: bool,
     /// Pending offers (absent when none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub offers: Vec<PendingOffer>,
@@ -275,6 +289,9 @@ pub enum ServerMsg {
         /// Both clocks, stopped; absent without a clock.
         #[serde(skip_serializing_if = "Option::is_none")]
         clock: Option<ClockState>,
+        /// A rated game's rating changes (docs/ratings.md); absent when unrated or aborted.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ratings: Option<crate::ratings::Changes>,
     },
     /// Seats, connections or the crowd changed.
     RoomUpdate {

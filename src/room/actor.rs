@@ -47,6 +47,7 @@ use crate::protocol::{
     cells, encode, encode_error, with_re, ErrorCode, Outcome, ProtoError, Reason, RoomStatus, Seat,
     ServerMsg, TimeControl,
 };
+use crate::ratings::Family;
 use crate::store::{GameRecord, SeatRecord};
 
 pub(super) struct Room {
@@ -58,6 +59,10 @@ pub(super) struct Room {
     offers: Offers,
     /// A casual game: a bot grants takebacks.
     casual: bool,
+    /// The rating family of the game's rules and clock (`None`: never rated).
+    family: Option<Family>,
+    /// A rated game (decided when it starts: `Ratings::rated`).
+    rated: bool,
     /// The last score a bot's search reported, for its side: a bot accepts a draw offer when
     /// it does not think itself ahead.
     bot_score: Option<i32>,
@@ -130,6 +135,7 @@ impl Room {
     ) -> (Room, Summary) {
         let (bot_tx, bot_rx) = mpsc::channel(64);
         let bots_only = occupants.iter().all(|o| matches!(o, Occupant::Bot { .. }));
+        let family = Family::of(&rules, &time_control);
         let board = Board::new(rules);
         let seats = Seats::new(occupants);
         let clocks = Clocks::new(time_control, ctx.settings.idle_move);
@@ -142,6 +148,9 @@ impl Room {
             finished: None,
             clocks: &clocks,
             abandon: [None, None],
+            rating: family.map(|f| (&*ctx.ratings, f)),
+            // Set by the first publish, once the room knows whether it is casual.
+            rated: false,
         }
         .summary();
         let summary = Arc::new(Latest::new(first));
@@ -150,6 +159,8 @@ impl Room {
             chat: Chat::new(ctx.settings.chat_history),
             offers: Offers::default(),
             casual: false,
+            family,
+            rated: false,
             bot_score: None,
             timers: Timers::new(bots_only),
             clocks,
@@ -218,6 +229,7 @@ impl Room {
         }
         room.outbox.restored(record.seq);
         room.casual = record.summary.casual;
+        room.rated = record.summary.rated && room.family.is_some();
         for line in &record.chat {
             room.chat.push(line.clone());
         }
@@ -352,7 +364,31 @@ impl Room {
             finished: self.finished.as_ref(),
             clocks: &self.clocks,
             abandon: self.abandon_ms(),
+            rating: self.family.map(|f| (&*self.ctx.ratings, f)),
+            rated: self.rated_now(),
         }
+    }
+
+    /// Whether the game is rated: as decided when it started, or before that, whether it
+    /// would be if its open seats were taken by accounts.
+    fn rated_now(&self) -> bool {
+        if self.started {
+            return self.rated;
+        }
+        let ratings = &self.ctx.ratings;
+        let occupants = [Seat::X, Seat::O].map(|s| self.seats.occupant(s));
+        let bots = occupants
+            .iter()
+            .filter(|o| matches!(o, Occupant::Bot { .. }))
+            .count();
+        !self.casual
+            && self.family.is_some()
+            && bots < 2
+            && occupants.iter().all(|o| match o {
+                Occupant::Open => true,
+                Occupant::Human(h) => ratings.ratable_player(&h.player_id),
+                Occupant::Bot { level, .. } => ratings.bot(level).is_some(),
+            })
     }
 
     /// For each away player of a game in progress, the milliseconds (from now) before it loses
@@ -458,7 +494,11 @@ impl Room {
         self.timers.updated();
         let msg = ServerMsg::RoomUpdate {
             room_id: self.id.to_string(),
-            players: view::players(&self.seats, self.abandon_ms()),
+            players: view::players(
+                &self.seats,
+                self.abandon_ms(),
+                self.family.map(|f| (&*self.ctx.ratings, f)),
+            ),
             spectators: self.seats.spectators(),
             clock: self.clocks.state(),
         };

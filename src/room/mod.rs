@@ -121,6 +121,8 @@ pub struct RoomContext {
     pub store: Arc<dyn Store>,
     /// Bot levels and the search scheduler.
     pub bots: Arc<BotPool>,
+    /// Who is rated, and the ratings a game's end changes.
+    pub ratings: Arc<crate::ratings::Ratings>,
     /// Counters.
     pub metrics: Arc<Metrics>,
     /// Cancelled when the server stops: rooms refuse joins and close quietly.

@@ -17,6 +17,7 @@ use crate::protocol::{
     cells, encode, Cell, ChatLine, Fault, Outcome, PendingOffer, PlayerInfo, Players, Reason,
     RoomState, RoomStatus, RoomSummary, Seat, ServerMsg, TimeControl, You,
 };
+use crate::ratings::{Family, Ratings};
 
 /// How a game ended, as `room_joined` shows it.
 pub(super) struct Finished {
@@ -48,11 +49,21 @@ pub(super) struct Facts<'a> {
     pub(super) clocks: &'a Clocks,
     /// Each away player's time before it loses by abandonment, ms (`room_joined` shows it).
     pub(super) abandon: [Option<u64>; 2],
+    /// The ratings and the game's family, when it has one.
+    pub(super) rating: Option<(&'a Ratings, Family)>,
+    /// Rated (or, before it starts, rated if the open seat is taken by an account).
+    pub(super) rated: bool,
 }
 
 /// Both seats as clients see them, with each away player's abandonment countdown (`abandon`,
 /// ms; `[None, None]` for the lobby's summaries, which must not change every millisecond).
-pub(super) fn players(seats: &Seats, abandon: [Option<u64>; 2]) -> Players {
+/// `rating`: the ratings and the room's family, when its game has one (each account's and
+/// rated bot's rating is shown then).
+pub(super) fn players(
+    seats: &Seats,
+    abandon: [Option<u64>; 2],
+    rating: Option<(&Ratings, Family)>,
+) -> Players {
     let info = |o: &Occupant, abandon_ms: Option<u64>| match o {
         Occupant::Open => None,
         Occupant::Human(h) => Some(PlayerInfo {
@@ -61,6 +72,7 @@ pub(super) fn players(seats: &Seats, abandon: [Option<u64>; 2]) -> Players {
             bot: None,
             connected: h.conn.is_some(),
             abandon_ms,
+            rating: rating.and_then(|(r, f)| r.shown_player(&h.player_id, f)),
         }),
         Occupant::Bot { level, .. } => Some(PlayerInfo {
             name: level.clone(),
@@ -68,6 +80,7 @@ pub(super) fn players(seats: &Seats, abandon: [Option<u64>; 2]) -> Players {
             bot: Some(level.clone()),
             connected: true,
             abandon_ms: None,
+            rating: rating.and_then(|(r, _)| r.shown_bot(level)),
         }),
     };
     Players {
@@ -103,10 +116,11 @@ impl Facts<'_> {
             height: self.board.height(),
             rule: self.rule(),
             status: self.status,
-            players: players(self.seats, [None, None]),
+            players: players(self.seats, [None, None], self.rating),
             spectators: self.seats.spectators(),
             moves: self.board.moves().len(),
             time_control: self.time_control(),
+            rated: self.rated,
         }
     }
 
@@ -122,7 +136,7 @@ impl Facts<'_> {
             rule: self.rule(),
             win_length: self.board.rules().win_length(),
             status: self.status,
-            players: players(self.seats, self.abandon),
+            players: players(self.seats, self.abandon, self.rating),
             spectators: self.seats.spectators(),
             moves: cells(self.board.moves()),
             turn,
@@ -135,6 +149,7 @@ impl Facts<'_> {
             time_control: self.time_control(),
             clock: self.clocks.state(),
             casual: false,
+            rated: self.rated,
             offers: Vec::new(),
         }
     }
@@ -179,6 +194,7 @@ impl Facts<'_> {
         let moves = self.board.moves().len();
         summary.update(|old| {
             let only_moves = old.status == self.status
+                && old.rated == self.rated
                 && old.spectators == self.seats.spectators()
                 && seat_matches(self.seats.occupant(Seat::X), &old.players.x)
                 && seat_matches(self.seats.occupant(Seat::O), &old.players.o);

@@ -13,8 +13,8 @@ use crate::protocol::{ChatChannel, ChatLine};
 
 use super::{
     outcome_str, reason_str, AccountEvent, Commit, GamePlayers, GameQuery, GameRecord, GameSummary,
-    MoveRecord, RestoredSession, SeatRecord, Store, StoreAccounts, StoreError, StoreEvent,
-    StoredAccount,
+    MoveRecord, PlayerRecord, RatingHistoryRow, RatingRow, RestoredSession, SeatRecord, Store,
+    StoreAccounts, StoreError, StoreEvent, StoredAccount,
 };
 
 /// Forgets everything. Only for tests that need no record at all.
@@ -36,6 +36,18 @@ pub struct MemoryStore {
     accounts: Mutex<StoreAccounts>,
     /// Analyses by game id, as JSON.
     analyses: Mutex<HashMap<String, String>>,
+    /// Ratings (current rows, history, registration times).
+    ratings: Mutex<MemoryRatings>,
+}
+
+#[derive(Debug, Default)]
+struct MemoryRatings {
+    current: HashMap<(String, String), RatingRow>,
+    /// (player id, row), oldest first.
+    history: Vec<(String, RatingHistoryRow)>,
+    joined: HashMap<String, i64>,
+    /// Games whose result has been recorded: a result recorded twice applies its ratings once.
+    finished: std::collections::HashSet<String>,
 }
 
 impl MemoryStore {
@@ -73,6 +85,7 @@ impl MemoryStore {
                             finished_at: None,
                             time_control: Some(c.time_control).filter(|t| t.is_clocked()),
                             casual: c.casual,
+                            rated: c.rated,
                         },
                         moves: Vec::new(),
                         chat: Vec::new(),
@@ -161,11 +174,17 @@ impl MemoryStore {
                 username,
                 phc,
                 ..
-            } => all.accounts.push(StoredAccount {
-                player_id,
-                username,
-                phc,
-            }),
+            } => {
+                self.ratings
+                    .lock()
+                    .joined
+                    .insert(player_id.clone(), super::now_ms());
+                all.accounts.push(StoredAccount {
+                    player_id,
+                    username,
+                    phc,
+                })
+            }
             AccountEvent::Password { player_id, phc } => {
                 for a in all.accounts.iter_mut().filter(|a| a.player_id == player_id) {
                     a.phc.clone_from(&phc);
@@ -182,7 +201,73 @@ impl MemoryStore {
     }
 }
 
+impl MemoryStore {
+    fn rate(&self, game_id: &str, rows: &[RatingRow]) {
+        let mut r = self.ratings.lock();
+        if !r.finished.insert(game_id.to_string()) {
+            return;
+        }
+        let at = super::now_ms();
+        for row in rows {
+            let key = (row.player_id.clone(), row.family.clone());
+            if r.current.get(&key).map_or(true, |c| row.games > c.games) {
+                r.current.insert(key, row.clone());
+            }
+            r.history.push((
+                row.player_id.clone(),
+                RatingHistoryRow {
+                    family: row.family.clone(),
+                    game_id: game_id.to_string(),
+                    at_ms: at,
+                    rating: row.rating,
+                    deviation: row.deviation,
+                },
+            ));
+        }
+    }
+}
+
 impl Store for MemoryStore {
+    fn ratings(&self) -> Result<Vec<RatingRow>, StoreError> {
+        Ok(self.ratings.lock().current.values().cloned().collect())
+    }
+
+    fn rating_history(&self, player_id: &str) -> Result<Vec<RatingHistoryRow>, StoreError> {
+        Ok(self
+            .ratings
+            .lock()
+            .history
+            .iter()
+            .filter(|(p, _)| p == player_id)
+            .map(|(_, h)| h.clone())
+            .collect())
+    }
+
+    fn player_record(&self, player_id: &str) -> Result<PlayerRecord, StoreError> {
+        let mut rec = PlayerRecord {
+            joined_ms: self.ratings.lock().joined.get(player_id).copied(),
+            ..PlayerRecord::default()
+        };
+        for g in self.games() {
+            let s = g.summary;
+            let seat = match (&s.players.x, &s.players.o) {
+                (SeatRecord::Human { player_id: p, .. }, _) if p == player_id => "x",
+                (_, SeatRecord::Human { player_id: p, .. }) if p == player_id => "o",
+                _ => continue,
+            };
+            if s.reason.as_deref() == Some("aborted") {
+                continue;
+            }
+            match s.result.as_deref() {
+                Some("draw") => rec.draws += 1,
+                Some(r) if r == seat => rec.wins += 1,
+                Some(_) => rec.losses += 1,
+                None => {}
+            }
+        }
+        Ok(rec)
+    }
+
     fn accounts(&self) -> Result<StoreAccounts, StoreError> {
         Ok(self.accounts.lock().clone())
     }
@@ -208,6 +293,14 @@ impl Store for MemoryStore {
             StoreEvent::Account(a) => self.account(a),
             StoreEvent::Analysis { game_id, json, .. } => {
                 self.analyses.lock().insert(game_id, json);
+            }
+            StoreEvent::Result {
+                ref room_id,
+                ref ratings,
+                ..
+            } => {
+                self.rate(room_id, ratings);
+                self.events.lock().push(event);
             }
             other => self.events.lock().push(other),
         }

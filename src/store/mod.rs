@@ -20,6 +20,7 @@
 
 mod memory;
 pub mod psq;
+mod ratings;
 mod records;
 pub mod sqlite;
 
@@ -30,6 +31,7 @@ use tokio::sync::oneshot;
 use crate::protocol::{Cell, Outcome, Reason, Seat, TimeControl};
 
 pub use memory::{MemoryStore, NullStore};
+pub use ratings::{PlayerRecord, RatingHistoryRow, RatingRow};
 pub use records::{
     Cursor, GamePlayers, GameQuery, GameRecord, GameSummary, MoveRecord, Restored, RestoredSession,
 };
@@ -103,6 +105,8 @@ pub struct GameCreated {
     pub time_control: TimeControl,
     /// A casual game (a bot grants takebacks).
     pub casual: bool,
+    /// A rated game (`crate::ratings`; decided when it starts).
+    pub rated: bool,
 }
 
 /// One event of a game record, or a session identity.
@@ -137,6 +141,10 @@ pub enum StoreEvent {
         /// For a forfeit: which rule the outside engine broke, and how (`game_over`'s `fault`
         /// and `detail`).
         forfeit: Option<ForfeitRecord>,
+        /// A rated game's new ratings (one row per account seat; empty when unrated or
+        /// aborted), written in the result's transaction, and only if the result is (so a
+        /// result recorded twice never applies them twice).
+        ratings: Vec<RatingRow>,
     },
     /// A session identity (when it takes a seat, or a seated one is renamed). Only the token's
     /// hash is ever stored.
@@ -317,6 +325,18 @@ pub trait Store: Send + Sync + 'static {
     fn analysis(&self, _id: &str) -> Result<Option<String>, StoreError> {
         Ok(None)
     }
+    /// Every account's current rating in every family, read once at start. Blocks.
+    fn ratings(&self) -> Result<Vec<RatingRow>, StoreError> {
+        Ok(Vec::new())
+    }
+    /// An account's rated games, oldest first. Blocks.
+    fn rating_history(&self, _player_id: &str) -> Result<Vec<RatingHistoryRow>, StoreError> {
+        Ok(Vec::new())
+    }
+    /// A player's W/D/L over every finished game and when its account was made. Blocks.
+    fn player_record(&self, _player_id: &str) -> Result<PlayerRecord, StoreError> {
+        Ok(PlayerRecord::default())
+    }
 }
 
 /// SHA-256 of a session token, lowercase hex: what stores and the session map keep, so a
@@ -401,6 +421,7 @@ mod tests {
                 SeatRecord::Bot { level: "b".into() },
             ],
             casual: false,
+            rated: false,
         }));
         let _ = store.record(StoreEvent::Move {
             room_id: id.into(),
@@ -416,6 +437,7 @@ mod tests {
                 result: Outcome::O,
                 reason: Reason::Resign,
                 forfeit: None,
+                ratings: Vec::new(),
             });
         }
     }

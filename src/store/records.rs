@@ -47,6 +47,9 @@ pub struct GameSummary {
     /// A casual game (absent when not).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub casual: bool,
+    /// A rated game (absent when not; games stored before schema v9 are not).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rated: bool,
 }
 
 /// The two seats of a stored game.

@@ -13,6 +13,8 @@
 //! Schema changes are versioned migrations ([`MIGRATIONS`]) applied in order at open, tracked by
 //! SQLite's `user_version`. Never edit a shipped migration: add the next one.
 
+mod ratings;
+
 use std::path::Path;
 use std::sync::mpsc;
 use std::thread::JoinHandle;
@@ -120,6 +122,34 @@ pub const MIGRATIONS: &[&str] = &[
         json               TEXT NOT NULL,
         at_ms              INTEGER NOT NULL
     );",
+    // v9: ratings (issue 18, docs/ratings.md): whether a game is rated, each account's current
+    // Glicko-2 rating per family, and one history row per rated game, all written with the
+    // game's result.
+    "ALTER TABLE games ADD COLUMN rated INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE ratings (
+        player_id  TEXT NOT NULL REFERENCES accounts(player_id),
+        family     TEXT NOT NULL,
+        rating     REAL NOT NULL,
+        deviation  REAL NOT NULL,
+        volatility REAL NOT NULL,
+        games      INTEGER NOT NULL,
+        wins       INTEGER NOT NULL,
+        draws      INTEGER NOT NULL,
+        losses     INTEGER NOT NULL,
+        last_ms    INTEGER NOT NULL,
+        PRIMARY KEY (player_id, family)
+    ) WITHOUT ROWID;
+    CREATE TABLE rating_history (
+        player_id  TEXT NOT NULL REFERENCES accounts(player_id),
+        family     TEXT NOT NULL,
+        game_id    TEXT NOT NULL REFERENCES games(id),
+        at_ms      INTEGER NOT NULL,
+        rating     REAL NOT NULL,
+        deviation  REAL NOT NULL,
+        volatility REAL NOT NULL,
+        PRIMARY KEY (player_id, family, game_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX rating_history_player ON rating_history(player_id, at_ms);",
 ];
 
 /// The schema version this server writes.
@@ -290,11 +320,11 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
                 .then(|| serde_json::to_string(&c.time_control).unwrap_or_default());
             tx.prepare_cached(
                 "INSERT OR IGNORE INTO games (id, game, width, height, rule, created_at, casual,
-                     time_control)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                     time_control, rated)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             )?
             .execute(params![
-                c.room_id, c.game, c.width, c.height, c.rule, at, c.casual, tc
+                c.room_id, c.game, c.width, c.height, c.rule, at, c.casual, tc, c.rated
             ])?;
             for (seat, rec) in ["x", "o"].into_iter().zip(&c.seats) {
                 let (kind, player_id, name, level) = match rec {
@@ -338,21 +368,27 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
             result,
             reason,
             forfeit,
+            ratings: rows,
             ..
         } => {
-            tx.prepare_cached(
-                "UPDATE games SET result = ?2, reason = ?3, finished_at = ?4, fault = ?5,
+            let finished = tx
+                .prepare_cached(
+                    "UPDATE games SET result = ?2, reason = ?3, finished_at = ?4, fault = ?5,
                      detail = ?6
                  WHERE id = ?1 AND finished_at IS NULL",
-            )?
-            .execute(params![
-                room_id,
-                outcome_str(*result),
-                reason_str(*reason),
-                at,
-                forfeit.as_ref().map(|f| f.fault.as_str()),
-                forfeit.as_ref().map(|f| f.detail.as_str()),
-            ])?;
+                )?
+                .execute(params![
+                    room_id,
+                    outcome_str(*result),
+                    reason_str(*reason),
+                    at,
+                    forfeit.as_ref().map(|f| f.fault.as_str()),
+                    forfeit.as_ref().map(|f| f.detail.as_str()),
+                ])?;
+            // Only with the result they belong to: never twice.
+            if finished > 0 {
+                ratings::write(tx, room_id, rows, at)?;
+            }
         }
         StoreEvent::Session {
             token_hash,
@@ -467,7 +503,7 @@ const PURGE_SESSIONS: &str = "DELETE FROM sessions WHERE updated_at < ?1 AND pla
 const SUMMARY_COLUMNS: &str = "g.id, g.game, g.width, g.height, g.rule, g.result, g.reason,
     g.created_at, g.finished_at,
     (SELECT COUNT(*) FROM moves m WHERE m.game_id = g.id AND m.undone IS NULL), g.fault, g.detail,
-    g.casual, g.time_control";
+    g.casual, g.time_control, g.rated";
 
 /// A `games` row with its two `seats` rows (written with it, in the same transaction).
 fn summary_row(conn: &Connection, r: &rusqlite::Row<'_>) -> rusqlite::Result<GameSummary> {
@@ -488,6 +524,7 @@ fn summary_row(conn: &Connection, r: &rusqlite::Row<'_>) -> rusqlite::Result<Gam
         detail: r.get(11)?,
         casual: r.get(12)?,
         time_control: time_control(r.get(13)?),
+        rated: r.get(14)?,
         players,
     })
 }
@@ -709,6 +746,18 @@ impl Store for SqliteStore {
 
     fn game(&self, id: &str) -> Result<Option<GameRecord>, StoreError> {
         Ok(game_of(&self.reader(), id)?)
+    }
+
+    fn ratings(&self) -> Result<Vec<super::RatingRow>, StoreError> {
+        Ok(ratings::all(&self.reader())?)
+    }
+
+    fn rating_history(&self, player_id: &str) -> Result<Vec<super::RatingHistoryRow>, StoreError> {
+        Ok(ratings::history(&self.reader(), player_id)?)
+    }
+
+    fn player_record(&self, player_id: &str) -> Result<super::PlayerRecord, StoreError> {
+        Ok(ratings::record(&self.reader(), player_id)?)
     }
 
     fn analysis(&self, id: &str) -> Result<Option<String>, StoreError> {

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod fake;
+pub mod rated;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

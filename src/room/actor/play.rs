@@ -17,9 +17,10 @@ use crate::protocol::{
     cells, encode, Cell, ErrorCode, Fault, OfferEnd, Outcome, ProtoError, Reason, Seat, ServerMsg,
     TimeControl,
 };
+use crate::ratings::Settled;
 use crate::room::seats::Occupant;
 use crate::room::view::{self, Finished};
-use crate::store::{ForfeitRecord, GameCreated, StoreEvent};
+use crate::store::{now_ms, ForfeitRecord, GameCreated, StoreEvent};
 
 /// The refusal of what only a seated player may do.
 pub(super) fn not_a_player() -> ProtoError {
@@ -36,6 +37,7 @@ impl Room {
             return; // a seat is still open
         };
         self.started = true;
+        self.rated = self.ctx.ratings.rated(self.family, self.casual, &seats);
         self.ctx.metrics.games_active.fetch_add(1, Relaxed);
         self.store(StoreEvent::Created(GameCreated {
             room_id: self.id.to_string(),
@@ -46,6 +48,7 @@ impl Room {
             seats,
             time_control: self.clocks.time_control(),
             casual: self.casual,
+            rated: self.rated,
         }));
         self.clocks.start(self.to_move());
         self.update_clock();
@@ -218,6 +221,11 @@ impl Room {
         self.ctx.metrics.games_finished_total.fetch_add(1, Relaxed);
         // Before game_over goes out (it waits for the store in `settle`).
         self.ctx.registry.game_finished(&self.id);
+        let settled = self.settle_ratings(result, reason);
+        let (rows, changes) = match settled {
+            Some(s) => (s.rows, Some(s.changes)),
+            None => (Vec::new(), None),
+        };
         // Recorded first, like a move: a result announced is a result kept, so a resigned game
         // never comes back as unfinished after a crash.
         self.store(StoreEvent::Result {
@@ -229,6 +237,7 @@ impl Room {
                 fault: fault.as_str().into(),
                 detail: detail.clone(),
             }),
+            ratings: rows,
         });
         let room_id = self.id.to_string();
         self.record_acked(
@@ -241,9 +250,25 @@ impl Room {
                 fault: forfeit.as_ref().map(|f| f.0),
                 detail: forfeit.map(|f| f.1),
                 clock,
+                ratings: changes,
             },
             ack,
         );
+    }
+
+    /// A rated game's new ratings (`None`: unrated, or aborted: fewer than two moves by a
+    /// side, or ended by `Reason::Aborted`), the book updated. Called once, at the end.
+    fn settle_ratings(&self, result: Outcome, reason: Reason) -> Option<Settled> {
+        if !self.rated || reason == Reason::Aborted {
+            return None;
+        }
+        let seats = self.seats.records()?;
+        let n = self.board.moves().len();
+        // X moves first: X has played the odd one out.
+        let moves = [n.div_ceil(2), n / 2];
+        self.ctx
+            .ratings
+            .settle(self.family?, &seats, moves, result, now_ms())
     }
 
     // --- Bots. ---
