@@ -11,6 +11,7 @@
 
 import { cellName } from "./board.js";
 import { t, errorText } from "./i18n.js";
+import { TOKEN_KEY } from "./net.js";
 
 const $ = (sel) => document.querySelector(sel);
 const SVG = "http://www.w3.org/2000/svg";
@@ -122,7 +123,11 @@ async function getJson(url, init) {
 async function request(generation) {
   $("#review-error").textContent = "";
   $("#review-start").disabled = true;
-  const body = await getJson(`/api/games/${encodeURIComponent(rv.game.id)}/analysis`, { method: "POST" });
+  // The session token: an account's analyses count against the account, wherever it asks from
+  // (docs/analysis.md, "Limits"); a guest's count against its address.
+  const token = localStorage.getItem(TOKEN_KEY);
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  const body = await getJson(`/api/games/${encodeURIComponent(rv.game.id)}/analysis`, { method: "POST", headers });
   $("#review-start").disabled = false;
   if (generation !== rv.generation) return;
   if (!body) {
