@@ -3,7 +3,8 @@
 // link to profiles; the winner logs out, logs in on a fresh browser context and finds the game
 // in the rating history of the profile page (a graph point linking to the replay, W/D/L, the
 // latest games); the leaderboard lists both, best first, its family picker and its links work;
-// a rated bot level shows its rating in the create form; an unknown player is a translated 404.
+// a rated bot level shows its rating in the create form, an account's seek its rating in the
+// lobby; an unknown player is a translated 404.
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -112,6 +113,16 @@ test("a rated game shows the rating change; the profile has the history on a fre
   await p.waitForFunction(() => document.querySelectorAll("#lb-rows tr").length === 2);
   await p.click('#lb-rows a[href="#/player/Bobby"]');
   await p.waitForFunction(() => document.querySelector("#pf-record")?.textContent === "Record: 0 wins, 0 draws, 1 losses");
+
+  // The lobby: a seek of an account shows its rating in the seek's family; the finished room's
+  // names link to the profiles.
+  await bob.page.goto(`${env.server.base}/#/`);
+  await bob.page.waitForSelector('#seek-form button[type="submit"]:not([disabled])');
+  await bob.page.click('#seek-form button[type="submit"]');
+  await p.goto(`${env.server.base}/#/`);
+  await p.waitForFunction(() => [...document.querySelectorAll("#seeks .room-title")].some((e) => e.textContent === "Bobby (1338)"));
+  await p.waitForSelector('#rooms-finished a.player-link[href="#/player/Annie"]');
+  await p.waitForSelector('#rooms-finished a.player-link[href="#/player/Bobby"]');
 
   // An unknown player.
   await p.goto(`${env.server.base}/#/player/nobody-here`);
