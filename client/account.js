@@ -1,6 +1,7 @@
 // Accounts in the header (docs/protocol.md, "Accounts"): a guest registers (keeping its player
 // id and games) or logs in; an account logs out everywhere. The header button shows the
-// account's username, or "Log in" for a guest.
+// account's username, or "Log in" for a guest. An account changes its password in the same
+// dialog (`change_password`: its sessions stay logged in).
 //
 // After `logged_in` the page reconnects: the next `hello` carries the account's token, and its
 // `welcome` (with `account`) is the page's identity from then on. `logout_everywhere` ends with
@@ -32,6 +33,7 @@ export function initAccount(conn) {
 
   button.addEventListener("click", () => {
     error.textContent = "";
+    $("#account-changed").textContent = "";
     render();
     dialog.showModal();
   });
@@ -53,6 +55,18 @@ export function initAccount(conn) {
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     submit(ev.submitter?.value === "register" ? "register" : "login");
+  });
+  $("#account-change").addEventListener("click", async () => {
+    error.textContent = "";
+    $("#account-changed").textContent = "";
+    try {
+      await conn.request("change_password", { old: $("#account-old").value, new: $("#account-new").value });
+      $("#account-old").value = "";
+      $("#account-new").value = "";
+      $("#account-changed").textContent = t("account.password_changed");
+    } catch (err) {
+      error.textContent = errorText(err);
+    }
   });
   $("#account-logout").addEventListener("click", async () => {
     try {

@@ -3,8 +3,9 @@
 
 import { Connection } from "./net.js";
 import { renderBoard, cellName } from "./board.js";
-import { openReplay, initReplay, resultText } from "./replay.js";
-import { seatText } from "./seats.js";
+import { openReplay, leaveReplay, initReplay, resultText } from "./replay.js";
+import { seatText, seatNode } from "./seats.js";
+import { openLeaderboard, openProfile, initPlayers, ratingsCatalogue } from "./players.js";
 import { Clocks, TIME_CONTROLS, timeControlOf, timeControlText } from "./clock.js";
 import { renderMoveList } from "./movelist.js";
 import { initAlerts, alertPlayer } from "./alerts.js";
@@ -95,16 +96,24 @@ nameInput.addEventListener("change", () => {
 function route() {
   const hash = location.hash || "#/";
   if (hash === "#/games") return { kind: "games" };
-  const m = hash.match(/^#\/(room|watch|replay)\/([\w-]+)/);
-  return m ? { kind: m[1], roomId: m[2] } : { kind: "lobby" };
+  const lb = hash.match(/^#\/leaderboard(?:\/([\w-]+))?$/);
+  if (lb) return { kind: "leaderboard", family: lb[1] };
+  const pf = hash.match(/^#\/player\/([^/]+)$/);
+  if (pf) return { kind: "profile", name: decodeURIComponent(pf[1]) };
+  // #/replay/<id>/analyse opens the replay and asks for the engine's review at once.
+  const m = hash.match(/^#\/(room|watch|replay)\/([\w-]+)(\/analyse)?/);
+  return m ? { kind: m[1], roomId: m[2], analyse: Boolean(m[3]) } : { kind: "lobby" };
 }
 
 function show(view) {
   $("#lobby").hidden = view !== "lobby";
   $("#game").hidden = view !== "game";
   $("#replay").hidden = view !== "replay";
+  if (view !== "replay") leaveReplay();
   if (view !== "game") clocks.reset();
   $("#games").hidden = view !== "games";
+  $("#leaderboard").hidden = view !== "leaderboard";
+  $("#profile").hidden = view !== "profile";
 }
 
 async function onRoute() {
@@ -124,14 +133,26 @@ async function onRoute() {
     openGames();
     return;
   }
+  if (r.kind === "leaderboard" || r.kind === "profile") {
+    state.room = null;
+    state.you = null;
+    show(r.kind);
+    if (r.kind === "leaderboard") openLeaderboard(r.family);
+    else openProfile(r.name);
+    return;
+  }
   if (r.kind === "replay") {
     state.room = null;
     state.you = null;
     show("replay");
-    openReplay(r.roomId, (text) => {
-      toast(text);
-      location.hash = "#/";
-    });
+    openReplay(
+      r.roomId,
+      (text) => {
+        toast(text);
+        location.hash = "#/";
+      },
+      { analyse: r.analyse },
+    );
     return;
   }
   show("game");
@@ -252,6 +273,12 @@ function gameText(r) {
   return r.time_control ? t("room.with_clock", { game, clock: timeControlText(r.time_control) }) : game;
 }
 
+// "Ann (1523) vs Bob (1500?)" with each account's name a link to its profile.
+function vsNodes(x, o) {
+  const parts = t("title.vs", { x: "\u0000x", o: "\u0000o" }).split(/(\u0000[xo])/);
+  return parts.filter(Boolean).map((part) => (part === "\u0000x" ? seatNode(x) : part === "\u0000o" ? seatNode(o) : document.createTextNode(part)));
+}
+
 function renderRooms() {
   const lists = { waiting: $("#rooms-waiting"), playing: $("#rooms-playing"), finished: $("#rooms-finished") };
   for (const ul of Object.values(lists)) ul.replaceChildren();
@@ -267,10 +294,11 @@ function renderRooms() {
     li.className = "room";
     const title = document.createElement("span");
     title.className = "room-title";
-    title.textContent = t("title.vs", { x: seatText(r.players.x), o: seatText(r.players.o) });
+    title.append(...vsNodes(r.players.x, r.players.o));
     const meta = document.createElement("span");
     meta.className = "room-meta";
     meta.textContent = t("lobby.room_meta", { game: gameText(r), moves: r.moves, spectators: r.spectators });
+    if (r.rated) meta.textContent += ` · ${t("room.rated")}`;
     const info = document.createElement("div");
     info.className = "room-info";
     info.append(title, meta);
@@ -308,7 +336,10 @@ function fillSeatOptions() {
     sel.replaceChildren();
     const opts = [["me", t("seat.me")], ["open", t("seat.friend")]];
     // The description goes under the menu (seatHelp): in the option it cut the menu short.
-    for (const b of bots) opts.push([`bot:${b.name}`, t("seat.bot", { name: b.name })]);
+    for (const b of bots) {
+      const rating = botRatings.get(b.name);
+      opts.push([`bot:${b.name}`, rating ? t("seat.bot_rated", { name: b.name, rating }) : t("seat.bot", { name: b.name })]);
+    }
     for (const [value, label] of opts) {
       const o = document.createElement("option");
       o.value = value;
@@ -318,8 +349,22 @@ function fillSeatOptions() {
     sel.value = opts.some(([v]) => v === keep) ? keep : def;
   }
   seatHelp();
+  ratedHelp();
   $("#create-form .caro-only").hidden = game !== "caro";
   $("#rule-help").textContent = t(`rule_help.${$("#rule").value}`);
+}
+
+// The bot levels' published ratings (GET /api/ratings), shown in the seat menus.
+const botRatings = new Map();
+ratingsCatalogue().then((cat) => {
+  for (const b of cat?.bots ?? []) botRatings.set(b.level, b.rating);
+  if (cat) fillSeatOptions();
+});
+
+// Under the casual box: whether the game is meant to be rated (the server decides: both seats
+// ratable, a rated board and rule; docs/ratings.md) or casual.
+function ratedHelp() {
+  $("#rated-help").textContent = t($("#casual").checked ? "create.will_be_casual" : "create.will_be_rated");
 }
 
 // The chosen bots' descriptions, under the seat menus.
@@ -436,11 +481,15 @@ function renderGame() {
   for (const seat of ["x", "o"]) {
     const el = document.querySelector(`.player[data-seat="${seat}"]`);
     const p = r.players[seat];
-    el.querySelector(".pname").textContent = state.you?.seat === seat ? t("seat.you", { who: seatText(p) }) : seatText(p);
+    const pname = el.querySelector(".pname");
+    if (state.you?.seat === seat) pname.textContent = t("seat.you", { who: seatText(p) });
+    else pname.replaceChildren(seatNode(p));
     el.classList.toggle("to-move", r.turn === seat && r.status === "playing");
   }
   $("#spectators").textContent = t("game.spectators", { n: r.spectators });
   $("#room-rule").textContent = gameText(r);
+  $("#room-rated").textContent = `· ${t(r.rated ? "room.rated" : r.casual ? "room.casual" : "room.unrated")}`;
+  renderRatingChange(r);
 
   let text;
   if (r.status === "finished" && r.result) {
@@ -470,6 +519,7 @@ function renderGame() {
   $("#resign").hidden = !(state.you?.role === "player" && r.status !== "finished");
   $("#resign").textContent = t(r.status === "waiting" ? "game.cancel" : "game.resign");
   $("#replay-btn").hidden = r.status !== "finished";
+  $("#analyse-btn").hidden = r.status !== "finished";
   const open = !r.players.x || !r.players.o;
   $("#share").hidden = !(open && r.status !== "finished");
   $("#share-link").value = `${location.origin}${location.pathname}#/room/${r.room_id}`;
@@ -485,6 +535,18 @@ function renderGame() {
   else if (mine && !state.wasMyTurn) alertPlayer(t("game.your_move"));
   state.wasMyTurn = mine;
   state.wasStatus = r.status;
+}
+
+// A rated game's end: "X: 1500 → 1662 (+162) · O: 1500 → 1338 (−162)".
+function renderRatingChange(r) {
+  const el = $("#rating-change");
+  const ch = r.status === "finished" ? r.ratings : null;
+  el.hidden = !ch;
+  if (!ch) return;
+  el.textContent = ["x", "o"]
+    .filter((s) => ch[s])
+    .map((s) => t("game.rating_change", { side: s.toUpperCase(), before: ch[s].before, after: ch[s].after, delta: `${ch[s].delta >= 0 ? "+" : ""}${ch[s].delta}` }))
+    .join(" · ");
 }
 
 function scoreText(score) {
@@ -624,6 +686,7 @@ function applyEvent(msg) {
     r.reason = msg.reason;
     r.detail = msg.detail;
     r.line = msg.line || [];
+    r.ratings = msg.ratings ?? null;
     state.analysis = null;
     state.sending = null;
     clocks.finished(msg.clock);
@@ -763,6 +826,10 @@ function onWelcome(msg) {
 $("#replay-btn").addEventListener("click", () => {
   if (state.room) location.hash = `#/replay/${state.room.room_id}`;
 });
+// The engine's review of the finished game, in its replay (players and spectators alike).
+$("#analyse-btn").addEventListener("click", () => {
+  if (state.room) location.hash = `#/replay/${state.room.room_id}/analyse`;
+});
 initReplay();
 initGames();
 initAlerts($("#sound-toggle"));
@@ -770,6 +837,7 @@ initChat(conn, toast);
 initOffers(conn, toast, () => ({ room: state.room, you: state.you }));
 initSeek(conn, toast, (roomId) => (location.hash = `#/room/${roomId}`));
 initAccount(conn);
+initPlayers();
 
 // For debugging from the console and for the end-to-end tests (which drop the connection).
 // `play` is what a click on a cell does, callable on any cell (the tests use it to send an

@@ -22,7 +22,8 @@ export function cellName(x, y) {
   return `${columnName(x)}${y + 1}`;
 }
 
-export function renderBoard(el, room, { last, line, pv, clickable, onMove, pending = null, preview = null, navigable = true }) {
+// `best`: a cell to ring as the engine's best move (the replay's review), or null.
+export function renderBoard(el, room, { last, line, pv, clickable, onMove, pending = null, preview = null, navigable = true, best = null }) {
   const { width, height } = room;
   const stones = new Map();
   room.moves.forEach(([x, y], i) => stones.set(`${x},${y}`, i % 2 === 0 ? "x" : "o"));
@@ -84,6 +85,10 @@ export function renderBoard(el, room, { last, line, pv, clickable, onMove, pendi
       if (inLine.has(key)) {
         b.classList.add("win");
         desc += `, ${t("cell.win")}`;
+      }
+      if (best && best[0] === x && best[1] === y && !stone) {
+        b.classList.add("best");
+        desc += `, ${t("cell.best")}`;
       }
       if (p && !stone && !sending) {
         b.classList.add("pv", `pv-${p.side}`);

@@ -6,8 +6,9 @@ import { cellName } from "./board.js";
 import { t } from "./i18n.js";
 
 // `moves` are [x, y] pairs, X first. `current` is the ply shown on the board (1-based; 0 is the
-// empty board); `live` says the board follows the game, so the list sticks to its end.
-export function renderMoveList(ol, moves, { current, live, onPick }) {
+// empty board); `live` says the board follows the game, so the list sticks to its end. `marks`
+// (the replay's review) maps a move number to "mistake" or "blunder", shown as "?" / "??".
+export function renderMoveList(ol, moves, { current, live, onPick, marks = new Map() }) {
   const rows = [];
   for (let i = 0; i < moves.length; i += 2) {
     const li = document.createElement("li");
@@ -25,7 +26,18 @@ export function renderMoveList(ol, moves, { current, live, onPick }) {
       b.dataset.ply = ply;
       b.dataset.side = ply % 2 === 1 ? "x" : "o";
       b.textContent = cellName(x, y);
-      b.setAttribute("aria-label", t("move.label", { n: ply, side: b.dataset.side.toUpperCase(), cell: cellName(x, y) }));
+      let label = t("move.label", { n: ply, side: b.dataset.side.toUpperCase(), cell: cellName(x, y) });
+      const mark = marks.get(ply);
+      if (mark) {
+        const m = document.createElement("span");
+        m.className = `mv-mark mv-${mark}`;
+        m.textContent = mark === "blunder" ? "??" : "?";
+        m.setAttribute("aria-hidden", "true");
+        b.append(m);
+        b.dataset.judgement = mark;
+        label += `, ${t(`review.${mark}`)}`;
+      }
+      b.setAttribute("aria-label", label);
       const here = ply === current;
       b.classList.toggle("current", here);
       b.setAttribute("aria-current", here ? "step" : "false");

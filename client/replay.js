@@ -1,11 +1,14 @@
 // The replay view (#/replay/<id>): a finished game from GET /api/games/{id}, stepped through
 // move by move (first / previous / next / last, a slider, the move list, arrow keys), with the
-// players' chat and download links for the .psq record and the JSON. Reads only the HTTP API: no WebSocket needed.
+// players' chat and download links for the .psq record and the JSON, and the engine's review of
+// the game (review.js: the evaluation graph, mistakes and blunders, the best move and line at
+// each position). Reads only the HTTP API: no WebSocket needed.
 
 import { renderBoard } from "./board.js";
 import { renderMoveList } from "./movelist.js";
 import { seatText } from "./seats.js";
 import { t, has } from "./i18n.js";
+import { openReview, closeReview, renderReview, reviewBoard, reviewMarks, initReview } from "./review.js";
 
 const $ = (sel) => document.querySelector(sel);
 
@@ -28,8 +31,10 @@ export function gameTitle(g) {
   return t("title.vs", { x: seatText(g.players.x, unknown), o: seatText(g.players.o, unknown) });
 }
 
-export async function openReplay(id, onMissing) {
+// `analyse`: ask for the engine's review at once (the game view's "Analyse" button).
+export async function openReplay(id, onMissing, { analyse = false } = {}) {
   rp.game = null;
+  closeReview();
   $("#rp-title").textContent = t("game.loading");
   $("#rp-board").replaceChildren();
   $("#rp-moves").replaceChildren();
@@ -51,6 +56,11 @@ export async function openReplay(id, onMissing) {
   slider.max = String(g.moves.length);
   renderChat(g.chat ?? []);
   render();
+  openReview(g, { start: analyse });
+}
+
+export function leaveReplay() {
+  closeReview();
 }
 
 // The players' chat, kept with the game: "Ann (X): gg".
@@ -99,20 +109,24 @@ function winningLine(g, moves) {
 function render() {
   const g = rp.game;
   const moves = g.moves.slice(0, rp.ply).map((m) => [m.x, m.y]);
+  const engine = reviewBoard(rp.ply);
   renderBoard($("#rp-board"), { width: g.width, height: g.height, moves }, {
     last: moves[moves.length - 1],
     line: winningLine(g, moves),
-    pv: [],
+    pv: engine.pv,
+    best: engine.best,
     clickable: false,
     onMove: () => {},
     navigable: false,
   });
   $("#rp-slider").value = String(rp.ply);
   $("#rp-pos").textContent = t("replay.pos", { n: rp.ply, total: g.moves.length });
-  renderMoveList($("#rp-moves"), g.moves.map((m) => [m.x, m.y]), { current: rp.ply, live: false, onPick: go });
+  renderMoveList($("#rp-moves"), g.moves.map((m) => [m.x, m.y]), { current: rp.ply, live: false, onPick: go, marks: reviewMarks() });
+  renderReview(rp.ply);
 }
 
 export function initReplay() {
+  initReview((ply) => (ply === null ? rp.game && render() : go(ply)));
   $("#rp-first").addEventListener("click", () => go(0));
   $("#rp-prev").addEventListener("click", () => go(rp.ply - 1));
   $("#rp-next").addEventListener("click", () => go(rp.ply + 1));

@@ -130,7 +130,7 @@ function render() {
     info.className = "room-info";
     const title = document.createElement("span");
     title.className = "room-title";
-    title.textContent = seatText({ kind: "human", name: s.name });
+    title.textContent = seatText({ kind: "human", name: s.name, rating: s.rating });
     const meta = document.createElement("span");
     meta.className = "room-meta";
     meta.textContent = gameText(s);

@@ -1,7 +1,8 @@
 // Accounts in the browser (issue 18): a guest plays a game, registers from the header and keeps
 // its player id; logging out everywhere makes the page a new guest; a fresh browser context logs
 // in and is the same player, whose finished game the replay API lists under it. A wrong password
-// is shown, translated, in the dialog.
+// is shown, translated, in the dialog. A changed password: the old one is refused on a fresh
+// context, the new one logs in.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -75,6 +76,44 @@ test("register keeps the guest's game, log out everywhere, log in on a fresh con
   await b.page.reload();
   await b.page.waitForFunction(() => window.caroArena.conn.welcome?.account === "Alice");
   assert.equal((await welcome(b.page)).player_id, guestId);
+  await a.context.close();
+  await b.context.close();
+});
+
+test("change password: the old one stops working, the new one logs in on a fresh context", async () => {
+  const NEW = "a brand new password";
+  const a = await newPlayer(browser, server.base, "Carol");
+  await fillAccount(a.page, "Carol", PASSWORD);
+  await a.page.click("#account-register");
+  await a.page.waitForFunction(() => window.caroArena.conn.welcome?.account === "Carol");
+  const id = (await welcome(a.page)).player_id;
+
+  await a.page.click("#account-button");
+  // A wrong current password is refused, translated, and changes nothing.
+  await a.page.fill("#account-old", "not the password");
+  await a.page.fill("#account-new", NEW);
+  await a.page.click("#account-change");
+  await a.page.waitForFunction(() => document.querySelector("#account-error").textContent !== "");
+  assert.equal(await a.page.textContent("#account-error"), "Wrong username or password.");
+  assert.equal(await a.page.textContent("#account-changed"), "");
+  await a.page.fill("#account-old", PASSWORD);
+  await a.page.fill("#account-new", NEW);
+  await a.page.click("#account-change");
+  await a.page.waitForFunction(() => document.querySelector("#account-changed").textContent !== "");
+  assert.match(await a.page.textContent("#account-changed"), /^Password changed\./);
+  assert.equal(await a.page.textContent("#account-error"), "");
+  // This session stays logged in.
+  assert.equal((await welcome(a.page)).account, "Carol");
+
+  const b = await newPlayer(browser, server.base, "Elsewhere");
+  await fillAccount(b.page, "carol", PASSWORD);
+  await b.page.click("#account-login");
+  await b.page.waitForFunction(() => document.querySelector("#account-error").textContent !== "");
+  assert.equal(await b.page.textContent("#account-error"), "Wrong username or password.");
+  await b.page.fill("#account-password", NEW);
+  await b.page.click("#account-login");
+  await b.page.waitForFunction(() => window.caroArena.conn.welcome?.account === "Carol");
+  assert.equal((await welcome(b.page)).player_id, id);
   await a.context.close();
   await b.context.close();
 });
