@@ -305,3 +305,29 @@ async fn the_per_player_cap_counts_an_account_across_addresses() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn the_same_game_gets_the_same_analysis_whatever_was_searched_before() {
+    // The search threads keep their engines (and tables) from search to search; an analysis
+    // must not depend on what they searched before: the same moves, analysed twice on one server
+    // (and after a bot-sized search of the first copy), give the same positions.
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("games.db")).unwrap());
+    seed(&*store, "first", &IGNORED_FOUR, Some(Outcome::X));
+    seed(&*store, "again", &IGNORED_FOUR, Some(Outcome::X));
+    let server = start_with_store(config("nodes_per_position = 3000"), store.clone()).await;
+    let mut analyses = Vec::new();
+    for id in ["first", "again"] {
+        let (code, _) = request(
+            server.addr,
+            LOCAL,
+            "POST",
+            &format!("/api/games/{id}/analysis"),
+        )
+        .await;
+        assert_eq!(code, 202);
+        analyses.push(finished(server.addr, id).await["analysis"]["positions"].clone());
+    }
+    assert_eq!(analyses[0], analyses[1]);
+    server.stop().await;
+}

@@ -42,13 +42,16 @@ pub(super) fn think(
 }
 
 /// One position of a post-game analysis on a search thread, with the thread's engine (as
-/// [`think`]), searched to `nodes` nodes.
+/// [`think`]), searched to `nodes` nodes. The engine is cleared first: what the thread searched
+/// before (a bot's game, another analysis) must not change the result, so that a game's analysis
+/// depends only on its moves and the node budget.
 pub(super) fn analyse(
     board: &Board,
     nodes: u64,
     stop: &AtomicBool,
 ) -> Option<caro_engine::search::SearchResult> {
     let mut engine = ENGINE.take().unwrap_or_else(|| Engine::new(TT_MB));
+    engine.clear();
     let limits = caro_engine::search::Limits {
         max_depth: 64,
         time: None,
