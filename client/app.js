@@ -687,6 +687,11 @@ function applyEvent(msg) {
     r.detail = msg.detail;
     r.line = msg.line || [];
     r.ratings = msg.ratings ?? null;
+    // The seats show the ratings the game ended with (a bot's does not move).
+    for (const side of ["x", "o"]) {
+      const p = r.players[side];
+      if (r.ratings?.[side] && p?.rating) p.rating = { ...p.rating, value: r.ratings[side].after };
+    }
     state.analysis = null;
     state.sending = null;
     clocks.finished(msg.clock);

@@ -66,6 +66,8 @@ test("a rated game shows the rating change; the profile has the history on a fre
   for (const p of [ann.page, bob.page]) {
     await p.waitForSelector("#rating-change:not([hidden])");
     assert.equal(await p.textContent("#rating-change"), "X: 1500 → 1662 (+162) · O: 1500 → 1338 (-162)");
+    // The seats show the ratings the game ended with.
+    assert.match(await p.textContent('.player[data-seat="o"] .pname'), /^Bobby \(1338\?\)/);
   }
   await screenshot(ann.page, "rating-change");
 
