@@ -59,6 +59,14 @@ const LMP_BASE: usize = 3;
 const NMP_DEPTH: i32 = 3;
 /// Ordering score above which a move is "tactical" and never reduced.
 const TACTICAL: i32 = 300;
+/// Whether a node whose side to move faces an open three (an open-four or double-four square
+/// of the opponent) is extended by one ply, as one facing a four is.
+const THREE_EXTENSION: bool = false;
+/// The deepest remaining depth at which [`THREE_EXTENSION`] applies (`i32::MAX`: any).
+const THREE_EXTENSION_DEPTH: i32 = 2;
+/// Whether the root looks for the opponent's wins by threats and keeps off the moves that
+/// allow one (`Run::refute`).
+const ROOT_DEFENCE: bool = false;
 
 /// Entries (log 2) of the threat-space table for a main table of `tt_mb` MiB: a quarter of its
 /// memory again, at 24 bytes an entry.
@@ -122,6 +130,12 @@ pub(super) struct Run<'a> {
     pub(super) small: bool,
     /// The root move that last raised alpha in the current iteration, with its score.
     root_best: Option<(u16, Score)>,
+    /// Per ply, whether the side to move there faced an open three on entering the node (for
+    /// the threat extension: only a new threat extends).
+    threatened: [bool; MAX_PLY],
+    /// Root moves after which the opponent has a proven win by threats (`Run::refute`): the
+    /// main search does not play them while another move is left.
+    lost_roots: Vec<u16>,
 }
 
 impl Searcher {
@@ -181,6 +195,8 @@ impl Searcher {
             aborted: false,
             vct_deadline: limits.time.map(|t| start + t * VCT_TIME_NUM / VCT_TIME_DEN),
             root_best: None,
+            threatened: [false; MAX_PLY],
+            lost_roots: Vec::new(),
         }
     }
 
@@ -343,6 +359,10 @@ impl Run<'_> {
             }
         }
 
+        if ROOT_DEFENCE && self.pos.size() > 25 && root.len() > 1 {
+            self.refute(&root);
+        }
+
         let mut max_depth = limits.max_depth.clamp(1, (MAX_PLY - 8) as u8);
         if root.len() == 1 && !self.small {
             // A single legal answer (a forced block): no need to think long about it.
@@ -450,6 +470,58 @@ impl Run<'_> {
             .expect("an ongoing game has an empty cell")
     }
 
+    /// Threat-space defence at the root: when the opponent, were he to move, would win by
+    /// threats, finds the root moves after which he still does (each a proof of the
+    /// threat-space search with the opponent attacking) and keeps the main search off them.
+    /// Within an eighth of what is left of a node budget (else a quarter of the threat-space
+    /// search's usual share, and the threat-space search's clock); moves it cannot prove lost
+    /// stay searchable.
+    pub(super) fn refute(&mut self, root: &[(u16, i32)]) {
+        let budget = if self.node_limit != u64::MAX {
+            self.node_limit.saturating_sub(self.nodes) / 8
+        } else {
+            VCT_NODES / 4
+        };
+        let Run {
+            s,
+            pos,
+            stop,
+            deadline,
+            vct_deadline,
+            ..
+        } = self;
+        let mut out = |_| {
+            stop.load(Ordering::Relaxed)
+                || [*deadline, *vct_deadline]
+                    .iter()
+                    .flatten()
+                    .any(|&d| Instant::now() >= d)
+        };
+        pos.pass();
+        let threat = s.dfpn.solve(pos, budget / 4, &mut out);
+        pos.undo_pass();
+        let mut used = s.dfpn.nodes;
+        let mut lost = Vec::new();
+        if threat.is_some() {
+            let each = (budget / 2 / root.len() as u64).max(200);
+            for &(m, _) in root {
+                if used >= budget {
+                    break;
+                }
+                pos.play(m as usize);
+                if s.dfpn.solve(pos, each, &mut out).is_some() {
+                    lost.push(m);
+                }
+                pos.undo();
+                used += s.dfpn.nodes;
+            }
+        }
+        self.nodes += used;
+        if lost.len() < root.len() {
+            self.lost_roots = lost;
+        }
+    }
+
     fn pos_k(&self) -> usize {
         self.pos.k() as usize
     }
@@ -491,7 +563,15 @@ impl Run<'_> {
         }
         let forced = self.pos.count(opp, C_WIN) > 0;
         let mut depth = depth;
-        if forced {
+        // A node facing a four has few answers and is read a ply deeper. So, when
+        // `THREE_EXTENSION` is on (it is off: docs/engine.md, "Threat extensions and a
+        // threat-space defence at the root"), is one facing a new open three: a threat the
+        // opponent's last move made, not one that stood when this side last moved (he answered
+        // it with a four of his own, say), or each of his fours would be read for free.
+        let threatened = !self.small && self.pos.count(opp, C_FLEX4) > 0;
+        self.threatened[ply] = threatened;
+        let new_threat = threatened && (ply < 2 || !self.threatened[ply - 2]);
+        if forced || (THREE_EXTENSION && new_threat && depth <= THREE_EXTENSION_DEPTH) {
             depth += 1;
         }
         if depth <= 0 || ply >= MAX_PLY - 2 {
@@ -609,6 +689,10 @@ impl Run<'_> {
             };
             moves.swap(i, top);
             let (m, mscore) = moves[i];
+            if ply == 0 && self.lost_roots.contains(&m) {
+                i += 1;
+                continue;
+            }
             // Move-count pruning (chessprogramming.org/Futility_Pruning, "late move pruning"):
             // far down the ordering, quiet moves are not worth a look. PV nodes prune (and
             // reduce, below) as the others do, except at the root: where a PV node read more
@@ -709,5 +793,59 @@ impl Run<'_> {
             .tt
             .store(key, depth as u8, tt::to_tt(best, ply), bound, best_move);
         best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::positions::parse;
+
+    /// Every root move the threat-space defence keeps the search off is lost: a fresh solver
+    /// with a larger budget proves the opponent's win after it, over the positions of the
+    /// freestyle tactics files, and the defence finds such moves in some of them.
+    #[test]
+    fn the_root_defence_keeps_off_only_lost_moves() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/positions/");
+        let text = std::fs::read_to_string(format!("{dir}freestyle15.pos")).unwrap();
+        let limits = Limits {
+            max_depth: 64,
+            time: None,
+            time_max: None,
+            nodes: Some(400_000),
+        };
+        let stop = AtomicBool::new(false);
+        let mut searcher = Searcher::new(16);
+        let (mut positions, mut kept_off) = (0, 0);
+        for p in parse(&text).unwrap().iter().step_by(3).take(60) {
+            let board = p.board().unwrap();
+            if board.status() != Status::Ongoing {
+                continue;
+            }
+            searcher.clear();
+            let mut run = searcher.run(&board, &limits, &stop);
+            let root = run.root_moves();
+            if root.len() < 2 {
+                continue;
+            }
+            positions += 1;
+            run.refute(&root);
+            let lost = run.lost_roots.clone();
+            assert!(lost.len() < root.len(), "{p}: every move kept off");
+            for &m in &lost {
+                let mut check = Dfpn::new(16);
+                run.pos.play(m as usize);
+                let win = check.solve(&mut run.pos, 1_000_000, &mut |_| false);
+                run.pos.undo();
+                assert!(
+                    win.is_some(),
+                    "{p}: {} kept off, but the opponent's win after it is not proven",
+                    run.pos.move_at(m as usize)
+                );
+            }
+            kept_off += lost.len();
+        }
+        assert!(positions > 30, "{positions} positions");
+        assert!(kept_off > 0, "the defence kept the search off no move");
     }
 }
