@@ -313,6 +313,13 @@ pub trait Store: Send + Sync + 'static {
     fn accounts(&self) -> Result<StoreAccounts, StoreError> {
         Ok(StoreAccounts::default())
     }
+    /// The account a token (by its hash) is bound to, looked up when a `hello` brings a token
+    /// this node does not hold: with a database several nodes share (PostgreSQL), another node
+    /// may have issued it since this one started. Stores that one node owns have every token in
+    /// memory from [`Store::accounts`] and answer `None`. Blocks.
+    fn account_of_token(&self, _token_hash: &str) -> Result<Option<StoredAccount>, StoreError> {
+        Ok(None)
+    }
     /// Finished games, newest first. Blocks.
     fn list_games(&self, _query: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {
         Ok(Vec::new())

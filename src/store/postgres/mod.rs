@@ -654,6 +654,25 @@ impl Store for PostgresStore {
         })
     }
 
+    fn account_of_token(&self, token_hash: &str) -> Result<Option<StoredAccount>, StoreError> {
+        let (pool, hash) = (self.pool.clone(), token_hash.to_string());
+        self.block(async move {
+            let client = pool.get().await?;
+            let row = client
+                .query_opt(
+                    "SELECT a.player_id, a.username, a.password_phc FROM account_sessions t
+                     JOIN accounts a ON a.player_id = t.player_id WHERE t.token_hash = $1",
+                    &[&hash],
+                )
+                .await?;
+            Ok(row.map(|r| StoredAccount {
+                player_id: r.get(0),
+                username: r.get(1),
+                phc: r.get(2),
+            }))
+        })
+    }
+
     fn list_games(&self, q: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {
         let pool = self.pool.clone();
         let (before, before_id) = match &q.before {
