@@ -16,29 +16,34 @@
 //!
 //! Statements are tolerant (`ON CONFLICT`, `WHERE EXISTS` for rows of a game), because in
 //! PostgreSQL one failing statement aborts the whole transaction, other rooms' moves with it.
+//!
+//! The files: this one the store (pool, runtime, writer, reads); `write.rs` the statements of
+//! each event; `schema.rs` the migrations; `testing.rs` a fresh database per test.
 
 mod schema;
 pub mod testing;
+#[cfg(test)]
+mod tests;
+mod write;
 
 use std::future::Future;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime, Transaction};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use parking_lot::Mutex;
 use tokio::sync::{mpsc as tmpsc, oneshot};
-use tokio_postgres::types::ToSql;
 use tokio_postgres::{NoTls, Row};
 
 use crate::protocol::{ChatChannel, ChatLine, Seat};
 
 use super::{
-    now_ms, outcome_str, reason_str, seat_str, AccountEvent, Commit, GamePlayers, GameQuery,
-    GameRecord, GameSummary, MoveRecord, Restored, RestoredSession, SeatRecord, Store,
-    StoreAccounts, StoreError, StoreEvent, StoredAccount,
+    now_ms, Commit, GamePlayers, GameQuery, GameRecord, GameSummary, MoveRecord, Restored,
+    RestoredSession, SeatRecord, Store, StoreAccounts, StoreError, StoreEvent, StoredAccount,
 };
 
 pub use schema::{migrate, MIGRATIONS};
+use write::{write_event, PURGE_SESSIONS};
 
 /// The most events written in one transaction.
 pub const MAX_BATCH: usize = 4096;
@@ -104,14 +109,14 @@ impl PostgresStore {
             .build()
             .map_err(|e| invalid(format!("cannot start the store's runtime: {e}")))?;
         let handle = runtime.handle().clone();
-        let (tx, rx) = tmpsc::unbounded_channel();
-        let (done_tx, done_rx) = mpsc::channel();
+        // The writer and its channels only once the database is usable: a store dropped on
+        // an error before has no writer to wait for.
         let store = PostgresStore {
             tx: Mutex::new(None),
             pool: pool.clone(),
             handle,
             runtime: Mutex::new(Some(runtime)),
-            writer_done: Mutex::new(Some(done_rx)),
+            writer_done: Mutex::new(None),
         };
         store.block({
             let pool = pool.clone();
@@ -124,11 +129,14 @@ impl PostgresStore {
                 Ok(())
             }
         })?;
+        let (tx, rx) = tmpsc::unbounded_channel();
+        let (done_tx, done_rx) = mpsc::channel();
         store.handle.spawn(async move {
             write_loop(pool, rx).await;
             let _ = done_tx.send(());
         });
         *store.tx.lock() = Some(tx);
+        *store.writer_done.lock() = Some(done_rx);
         Ok(store)
     }
 
@@ -198,246 +206,6 @@ async fn write_batch(pool: &Pool, batch: &[Msg]) -> Result<(), StoreError> {
     tx.commit().await?;
     Ok(())
 }
-
-/// One cached statement, executed.
-async fn exec(
-    tx: &Transaction<'_>,
-    sql: &str,
-    params: &[&(dyn ToSql + Sync)],
-) -> Result<u64, tokio_postgres::Error> {
-    let st = tx.prepare_cached(sql).await?;
-    tx.execute(&st, params).await
-}
-
-async fn write_event(
-    tx: &Transaction<'_>,
-    event: &StoreEvent,
-    at: i64,
-) -> Result<(), tokio_postgres::Error> {
-    match event {
-        StoreEvent::Created(c) => {
-            let tc = c
-                .time_control
-                .is_clocked()
-                .then(|| serde_json::to_string(&c.time_control).unwrap_or_default());
-            let (w, h) = (i32::from(c.width), i32::from(c.height));
-            exec(
-                tx,
-                "INSERT INTO games (id, game, width, height, rule, created_at, casual, time_control)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
-                &[&c.room_id, &c.game, &w, &h, &c.rule, &at, &c.casual, &tc],
-            )
-            .await?;
-            for (seat, rec) in ["x", "o"].into_iter().zip(&c.seats) {
-                let (kind, player_id, name, level) = match rec {
-                    SeatRecord::Human { player_id, name } => {
-                        ("human", Some(player_id), Some(name), None)
-                    }
-                    SeatRecord::Bot { level } => ("bot", None, None, Some(level)),
-                };
-                exec(
-                    tx,
-                    "INSERT INTO seats (game_id, seat, kind, player_id, name, bot_level)
-                     VALUES ($1, $2, $3, $4, $5, $6)
-                     ON CONFLICT (game_id, seat) DO UPDATE SET kind = excluded.kind,
-                         player_id = excluded.player_id, name = excluded.name,
-                         bot_level = excluded.bot_level",
-                    &[&c.room_id, &seat, &kind, &player_id, &name, &level],
-                )
-                .await?;
-            }
-        }
-        StoreEvent::Move {
-            room_id,
-            seq,
-            seat,
-            cell,
-            clock,
-        } => {
-            let (x, y) = (i32::from(cell[0]), i32::from(cell[1]));
-            let (cx, co) = (clock.map(|c| c[0] as i64), clock.map(|c| c[1] as i64));
-            exec(
-                tx,
-                "INSERT INTO moves (game_id, seq, seat, x, y, at_ms, clock_x_ms, clock_o_ms)
-                 SELECT $1, $2, $3, $4, $5, $6, $7, $8
-                 WHERE EXISTS (SELECT 1 FROM games WHERE id = $1)
-                 ON CONFLICT DO NOTHING",
-                &[
-                    room_id,
-                    &(*seq as i64),
-                    &seat_str(*seat),
-                    &x,
-                    &y,
-                    &at,
-                    &cx,
-                    &co,
-                ],
-            )
-            .await?;
-        }
-        StoreEvent::Result {
-            room_id,
-            result,
-            reason,
-            forfeit,
-            ..
-        } => {
-            let fault = forfeit.as_ref().map(|f| f.fault.as_str());
-            let detail = forfeit.as_ref().map(|f| f.detail.as_str());
-            exec(
-                tx,
-                "UPDATE games SET result = $2, reason = $3, finished_at = $4, fault = $5,
-                     detail = $6
-                 WHERE id = $1 AND finished_at IS NULL",
-                &[
-                    room_id,
-                    &outcome_str(*result),
-                    &reason_str(*reason),
-                    &at,
-                    &fault,
-                    &detail,
-                ],
-            )
-            .await?;
-        }
-        StoreEvent::Session {
-            token_hash,
-            player_id,
-            name,
-        } => {
-            exec(
-                tx,
-                "INSERT INTO sessions (token_hash, player_id, name, updated_at)
-                 VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (token_hash) DO UPDATE SET name = excluded.name,
-                     updated_at = excluded.updated_at",
-                &[token_hash, player_id, name, &at],
-            )
-            .await?;
-        }
-        StoreEvent::Takeback {
-            room_id,
-            seq,
-            plies,
-        } => {
-            exec(
-                tx,
-                "UPDATE moves SET undone = $2 WHERE game_id = $1 AND seq IN (
-                     SELECT seq FROM moves WHERE game_id = $1 AND undone IS NULL
-                     ORDER BY seq DESC LIMIT $3)",
-                &[room_id, &(*seq as i64), &i64::from(*plies)],
-            )
-            .await?;
-        }
-        StoreEvent::Chat {
-            room_id,
-            seat,
-            name,
-            text,
-            at,
-        } => {
-            exec(
-                tx,
-                "INSERT INTO chat (game_id, seat, name, text, at_ms)
-                 SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM games WHERE id = $1)",
-                &[room_id, &seat_str(*seat), name, text, at],
-            )
-            .await?;
-        }
-        StoreEvent::Account(a) => write_account(tx, a, at).await?,
-        StoreEvent::Analysis {
-            game_id,
-            nodes_per_position,
-            json,
-        } => {
-            exec(
-                tx,
-                "INSERT INTO analyses (game_id, nodes_per_position, json, at_ms)
-                 SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM games WHERE id = $1)
-                 ON CONFLICT (game_id) DO UPDATE SET nodes_per_position =
-                     excluded.nodes_per_position, json = excluded.json, at_ms = excluded.at_ms",
-                &[game_id, &(*nodes_per_position as i64), json, &at],
-            )
-            .await?;
-        }
-        StoreEvent::SessionsExpired { updated_before } => {
-            let gone = exec(tx, PURGE_SESSIONS, &[updated_before]).await?;
-            if gone > 0 {
-                tracing::debug!(rows = gone, "expired sessions deleted");
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Tolerant like the rest: a username taken twice cannot reach here (the accounts map checks
-/// it first), and must not fail other rooms' moves in the batch if it did.
-async fn write_account(
-    tx: &Transaction<'_>,
-    a: &AccountEvent,
-    at: i64,
-) -> Result<(), tokio_postgres::Error> {
-    match a {
-        AccountEvent::Created {
-            player_id,
-            username,
-            username_key,
-            phc,
-        } => {
-            exec(
-                tx,
-                "INSERT INTO accounts (player_id, username, username_key, password_phc,
-                     created_at)
-                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-                &[player_id, username, username_key, phc, &at],
-            )
-            .await?;
-        }
-        AccountEvent::Password { player_id, phc } => {
-            exec(
-                tx,
-                "UPDATE accounts SET password_phc = $2 WHERE player_id = $1",
-                &[player_id, phc],
-            )
-            .await?;
-        }
-        AccountEvent::SessionBound {
-            token_hash,
-            player_id,
-        } => {
-            exec(
-                tx,
-                "INSERT INTO account_sessions (token_hash, player_id, created_at)
-                 SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM accounts WHERE player_id = $2)
-                 ON CONFLICT (token_hash) DO UPDATE SET player_id = excluded.player_id,
-                     created_at = excluded.created_at",
-                &[token_hash, player_id, &at],
-            )
-            .await?;
-        }
-        AccountEvent::LoggedOutEverywhere { player_id } => {
-            exec(
-                tx,
-                "DELETE FROM account_sessions WHERE player_id = $1",
-                &[player_id],
-            )
-            .await?;
-            // The guest rows of the same tokens too: a restart must not resume them either.
-            exec(
-                tx,
-                "DELETE FROM sessions WHERE player_id = $1",
-                &[player_id],
-            )
-            .await?;
-        }
-    }
-    Ok(())
-}
-
-/// Deletes the session rows written before `$1` (Unix ms) that no unfinished game seats.
-const PURGE_SESSIONS: &str = "DELETE FROM sessions WHERE updated_at < $1 AND player_id NOT IN (
-     SELECT s.player_id FROM seats s JOIN games g ON g.id = s.game_id
-     WHERE g.finished_at IS NULL AND s.player_id IS NOT NULL)";
 
 /// A game with both its seats in one row (`summary`).
 const SUMMARY: &str = "SELECT g.id, g.game, g.width, g.height, g.rule, g.result, g.reason,
