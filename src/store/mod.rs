@@ -56,12 +56,19 @@ pub enum StoreError {
     /// PostgreSQL refused something, or could not be reached.
     #[error("{0}")]
     Postgres(#[from] tokio_postgres::Error),
-    /// No PostgreSQL connection could be had from the pool.
+    /// No PostgreSQL connection could be had from the pool (the pool's message, which already
+    /// includes the driver's cause: kept as text so the cause is not printed twice).
     #[error("{0}")]
-    Pool(#[from] deadpool_postgres::PoolError),
+    Pool(String),
     /// The writer thread has stopped (after an earlier error, or at shutdown).
     #[error("the store's writer has stopped")]
     WriterGone,
+}
+
+impl From<deadpool_postgres::PoolError> for StoreError {
+    fn from(e: deadpool_postgres::PoolError) -> StoreError {
+        StoreError::Pool(e.to_string())
+    }
 }
 
 /// Who sat in a seat when the game started.
