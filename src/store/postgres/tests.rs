@@ -280,3 +280,61 @@ fn a_database_newer_than_the_server_is_refused_and_a_current_one_reopens() {
         )
     );
 }
+
+/// PostgreSQL drops the store's connections (as a restart of the server does): a batch may fail
+/// with the error (its waiters learn that nothing is durable), and the next one commits on a new
+/// connection, with no restart of the store.
+#[test]
+fn after_its_connections_are_dropped_the_store_commits_again_on_new_ones() {
+    let Some(url) = fresh_database("after_its_connections_are_dropped") else {
+        return;
+    };
+    let store = PostgresStore::open(&url).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(
+        store
+            .record(created("g", "p1", false, TimeControl::None))
+            .wait(),
+    )
+    .unwrap();
+    let admin_url = url.clone();
+    let dropped = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let (admin, conn) = tokio_postgres::connect(&admin_url, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(conn);
+            let rows = admin
+                .query(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                     WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                    &[],
+                )
+                .await
+                .unwrap();
+            rows.len()
+        })
+    })
+    .join()
+    .unwrap();
+    assert!(dropped >= 1, "the store held no connection");
+    // At most one batch fails on a dead connection; bounded attempts.
+    let mut failures = 0;
+    let mut seq = 0;
+    for _ in 0..3 {
+        seq += 1;
+        match rt.block_on(store.record(mv("g", seq, [seq as u8, 0], None)).wait()) {
+            Ok(()) => break,
+            Err(_) => failures += 1,
+        }
+    }
+    assert!(failures <= 1, "{failures} batches failed");
+    let g = store.game("g").unwrap().unwrap();
+    assert_eq!(g.moves.last().map(|m| m.seq), Some(seq), "{g:?}");
+}
