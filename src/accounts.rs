@@ -29,7 +29,7 @@ use parking_lot::Mutex;
 
 use crate::config::Limits;
 use crate::protocol::{ErrorCode, ProtoError};
-use crate::store::{AccountEvent, Store, StoreAccounts, StoreEvent};
+use crate::store::{AccountEvent, Store, StoreAccounts, StoreEvent, StoredAccount};
 
 /// Shortest password, in characters.
 pub const MIN_PASSWORD_CHARS: usize = 8;
@@ -174,6 +174,21 @@ impl Accounts {
         for (token_hash, player_id) in loaded.tokens {
             accounts.tokens.insert(token_hash, player_id.into());
         }
+    }
+
+    /// Binds `token_hash` to `stored`, adding the account if this node does not know it yet:
+    /// what another node sharing the database wrote since this one started
+    /// ([`Store::account_of_token`]).
+    pub fn adopt(&self, stored: StoredAccount, token_hash: String) {
+        let player_id: Arc<str> = stored.player_id.into();
+        if !self.by_player.contains_key(&player_id) {
+            self.insert(Arc::new(Account {
+                player_id: player_id.clone(),
+                username: stored.username.into(),
+                phc: Mutex::new(stored.phc),
+            }));
+        }
+        self.tokens.insert(token_hash, player_id);
     }
 
     fn insert(&self, account: Arc<Account>) {

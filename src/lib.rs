@@ -185,7 +185,7 @@ impl Server {
     }
 }
 
-/// Serves on `listener` until `shutdown` completes, with the store `config.store.path` names
+/// Serves on `listener` until `shutdown` completes, with the store `config.store` names
 /// (opened and migrated first; an error there is returned, never ignored). See
 /// [`run_with_store`].
 pub async fn run(
@@ -193,14 +193,14 @@ pub async fn run(
     config: Config,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let path = config.store.path.clone();
-    let store = tokio::task::spawn_blocking(move || store::open(&path))
+    let settings = config.store.clone();
+    let store = tokio::task::spawn_blocking(move || store::open(&settings))
         .await
         .map_err(std::io::Error::other)?
         .map_err(|e| {
             std::io::Error::other(format!(
                 "cannot open the game database {}: {e}",
-                config.store.path
+                config.store.describe()
             ))
         })?;
     run_with_store(listener, config, store, shutdown).await

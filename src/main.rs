@@ -49,10 +49,10 @@ async fn serve(args: Args, nofile: u64) -> anyhow::Result<()> {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&config.server.log));
     tracing_subscriber::fmt().with_env_filter(filter).init();
-    let path = config.store.path.clone();
-    let store = tokio::task::spawn_blocking(move || caro_arena::store::open(&path))
+    let settings = config.store.clone();
+    let store = tokio::task::spawn_blocking(move || caro_arena::store::open(&settings))
         .await?
-        .with_context(|| format!("cannot open the game database {}", config.store.path))?;
+        .with_context(|| format!("cannot open the game database {}", config.store.describe()))?;
     if (nofile as usize) < config.limits.max_connections + 64 {
         tracing::warn!(
             nofile,

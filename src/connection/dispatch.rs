@@ -265,6 +265,27 @@ impl Conn {
         Ok(())
     }
 
+    /// A token neither the lobby nor the accounts hold may be bound to an account by another
+    /// node sharing the database since this one started: asks the store, and adopts what it
+    /// finds, so the `hello` resumes the account here too.
+    async fn adopt_account_token(&self, token: &str) {
+        if self.server.lobby.session(token).is_some() {
+            return;
+        }
+        let hash = crate::store::hash_token(token);
+        if self.server.accounts.of_token(&hash).is_some() {
+            return;
+        }
+        let store = self.server.store.clone();
+        let lookup = hash.clone();
+        match tokio::task::spawn_blocking(move || store.account_of_token(&lookup)).await {
+            Ok(Ok(Some(account))) => self.server.accounts.adopt(account, hash),
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => tracing::warn!("store: looking up a token failed: {e}"),
+            Err(e) => tracing::warn!("store: looking up a token failed: {e}"),
+        }
+    }
+
     pub(super) async fn hello(
         &mut self,
         name: Option<String>,
@@ -276,6 +297,9 @@ impl Conn {
             None => None,
         };
         let lobby = &self.server.lobby;
+        if let Some(t) = token.as_deref() {
+            self.adopt_account_token(t).await;
+        }
         // A token the lobby no longer holds (a restart, the janitor) but that is bound to an
         // account resumes the account, in a session without seats.
         let found = token.as_deref().and_then(|t| {

@@ -10,15 +10,17 @@
 //! queued in one transaction (group commit).
 //!
 //! This module never talks to clients and never decides anything about a game. The trait is small
-//! on purpose, so a server database can replace SQLite later.
+//! on purpose, so a server database (`postgres/`) can replace SQLite.
 //!
 //! The files: this one holds the contract (the [`Store`] trait, [`Commit`], the events and the
 //! seat and forfeit records they carry, the helpers every store shares); `records.rs` what a
 //! store gives back (game summaries and records, the [`Cursor`] of the list, what is restored);
-//! `memory.rs` the stores that keep nothing on disk; `sqlite.rs` the real one; `psq.rs` the
-//! Gomocup `.psq` export.
+//! `memory.rs` the stores that keep nothing on disk; `sqlite.rs` the default one; `postgres/`
+//! the one several nodes share (same contract, a server database); `psq.rs` the Gomocup `.psq`
+//! export.
 
 mod memory;
+pub mod postgres;
 pub mod psq;
 mod ratings;
 mod records;
@@ -53,9 +55,22 @@ pub enum StoreError {
     /// The database is not one we can use.
     #[error("{0}")]
     Invalid(String),
+    /// PostgreSQL refused something, or could not be reached.
+    #[error("{0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    /// No PostgreSQL connection could be had from the pool (the pool's message, which already
+    /// includes the driver's cause: kept as text so the cause is not printed twice).
+    #[error("{0}")]
+    Pool(String),
     /// The writer thread has stopped (after an earlier error, or at shutdown).
     #[error("the store's writer has stopped")]
     WriterGone,
+}
+
+impl From<deadpool_postgres::PoolError> for StoreError {
+    fn from(e: deadpool_postgres::PoolError) -> StoreError {
+        StoreError::Pool(e.to_string())
+    }
 }
 
 /// Who sat in a seat when the game started.
@@ -313,6 +328,13 @@ pub trait Store: Send + Sync + 'static {
     fn accounts(&self) -> Result<StoreAccounts, StoreError> {
         Ok(StoreAccounts::default())
     }
+    /// The account a token (by its hash) is bound to, looked up when a `hello` brings a token
+    /// this node does not hold: with a database several nodes share (PostgreSQL), another node
+    /// may have issued it since this one started. Stores that one node owns have every token in
+    /// memory from [`Store::accounts`] and answer `None`. Blocks.
+    fn account_of_token(&self, _token_hash: &str) -> Result<Option<StoredAccount>, StoreError> {
+        Ok(None)
+    }
     /// Finished games, newest first. Blocks.
     fn list_games(&self, _query: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {
         Ok(Vec::new())
@@ -388,8 +410,13 @@ pub fn reason_str(r: Reason) -> &'static str {
     }
 }
 
-/// Which store a server runs with, from `[store] path`.
-pub fn open(path: &str) -> Result<std::sync::Arc<dyn Store>, StoreError> {
+/// Which store a server runs with, from `[store]`: PostgreSQL when `url` is set, else the
+/// SQLite file `path` (or memory for `:memory:`).
+pub fn open(config: &crate::config::StoreConfig) -> Result<std::sync::Arc<dyn Store>, StoreError> {
+    if let Some(url) = &config.url {
+        return Ok(std::sync::Arc::new(postgres::PostgresStore::open(url)?));
+    }
+    let path = config.path.as_str();
     if path == MEMORY {
         return Ok(std::sync::Arc::new(MemoryStore::default()));
     }
@@ -533,13 +560,44 @@ mod tests {
         lists_finished_games_newest_first(&store);
     }
 
+    #[test]
+    fn the_postgres_store_lists_finished_games_newest_first() {
+        let Some(url) = postgres::testing::fresh_database("the_postgres_store_lists") else {
+            return;
+        };
+        lists_finished_games_newest_first(&postgres::PostgresStore::open(&url).unwrap());
+    }
+
     /// Sessions that no unfinished game seats cannot be resumed after a restart: reopening the
     /// file forgets them, so the table does not grow with every visitor ever seen.
     #[test]
     fn reopening_keeps_only_the_sessions_that_can_be_resumed() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("games.db");
-        let store = sqlite::SqliteStore::open(&path).unwrap();
+        let (kept, rows) =
+            sessions_kept_by_reopening(|| Box::new(sqlite::SqliteStore::open(&path).unwrap()));
+        assert_eq!(kept, ["h1"]);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let count: i64 = conn
+            .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(count, rows);
+    }
+
+    #[test]
+    fn reopening_a_postgres_database_keeps_only_the_sessions_that_can_be_resumed() {
+        let Some(url) = postgres::testing::fresh_database("reopening_a_postgres_database") else {
+            return;
+        };
+        let (kept, _) =
+            sessions_kept_by_reopening(|| Box::new(postgres::PostgresStore::open(&url).unwrap()));
+        assert_eq!(kept, ["h1"]);
+    }
+
+    /// Three sessions, one seated in an unfinished game: the hashes `restore` gives back after
+    /// the store is reopened, and 1 (the rows the table should keep).
+    fn sessions_kept_by_reopening(open: impl Fn() -> Box<dyn Store>) -> (Vec<String>, i64) {
+        let store = open();
         for (hash, player) in [("h1", "p1"), ("h2", "p2"), ("h3", "p3")] {
             let _ = store.record(StoreEvent::Session {
                 token_hash: hash.into(),
@@ -547,24 +605,18 @@ mod tests {
                 name: "n".into(),
             });
         }
-        game(&store, "open", "p1", false);
-        game(&store, "done", "p2", true);
+        game(&*store, "open", "p1", false);
+        game(&*store, "done", "p2", true);
         store.flush();
         drop(store);
-        let store = sqlite::SqliteStore::open(&path).unwrap();
+        let store = open();
         let restored = store.restore().unwrap();
-        let kept: Vec<&str> = restored
+        let kept = restored
             .sessions
-            .iter()
-            .map(|s| s.token_hash.as_str())
+            .into_iter()
+            .map(|s| s.token_hash)
             .collect();
-        assert_eq!(kept, ["h1"]);
-        drop(store);
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        let rows: i64 = conn
-            .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(rows, 1);
+        (kept, 1)
     }
 
     #[test]

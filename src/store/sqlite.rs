@@ -531,7 +531,7 @@ fn summary_row(conn: &Connection, r: &rusqlite::Row<'_>) -> rusqlite::Result<Gam
 
 /// A stored time control; `NULL` (none, or a game stored before v4) and, defensively, a value
 /// this server cannot read are none.
-fn time_control(text: Option<String>) -> Option<TimeControl> {
+pub(super) fn time_control(text: Option<String>) -> Option<TimeControl> {
     let tc: TimeControl = serde_json::from_str(text.as_deref()?)
         .map_err(|e| tracing::warn!("stored time_control {text:?} unreadable: {e}"))
         .ok()?;

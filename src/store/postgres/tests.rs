@@ -1,0 +1,399 @@
+//! The PostgreSQL store gives back exactly what the SQLite store gives back, for every kind of
+//! event either records (times aside: each stamps its own clock), and its migrations refuse a
+//! newer database. Each test runs in a fresh database of its own (`testing`).
+
+use super::testing::fresh_database;
+use super::*;
+use crate::protocol::{Outcome, Reason, TimeControl};
+use crate::store::sqlite::SqliteStore;
+use crate::store::{AccountEvent, ForfeitRecord, GameCreated, RatingRow};
+
+fn created(id: &str, player: &str, casual: bool, time_control: TimeControl) -> StoreEvent {
+    StoreEvent::Created(GameCreated {
+        room_id: id.into(),
+        game: "caro",
+        width: 15,
+        height: 15,
+        rule: Some("freestyle"),
+        seats: [
+            SeatRecord::Human {
+                player_id: player.into(),
+                name: "Ann".into(),
+            },
+            SeatRecord::Bot {
+                level: "beginner".into(),
+            },
+        ],
+        time_control,
+        casual,
+        rated: !casual,
+    })
+}
+
+fn mv(id: &str, seq: u64, cell: [u8; 2], clock: Option<[u64; 2]>) -> StoreEvent {
+    let seat = if seq % 2 == 1 { Seat::X } else { Seat::O };
+    StoreEvent::Move {
+        room_id: id.into(),
+        seq,
+        seat,
+        cell,
+        clock,
+    }
+}
+
+/// Every kind of event, odd ones included (chat and an analysis of an unknown game, a second
+/// account with a taken username, a token bound to no account), each awaited like a room
+/// awaits it.
+fn record_everything(store: &dyn Store) {
+    let fischer = TimeControl::Fischer {
+        base_ms: 60_000,
+        increment_ms: 1_000,
+    };
+    let session = |hash: &str, player: &str, name: &str| StoreEvent::Session {
+        token_hash: hash.into(),
+        player_id: player.into(),
+        name: name.into(),
+    };
+    let account = |e| StoreEvent::Account(e);
+    let events = vec![
+        session("h1", "p1", "Ann"),
+        session("h2", "p2", "Bob"),
+        created("clocked", "p1", true, fischer),
+        mv("clocked", 1, [7, 7], Some([59_500, 60_000])),
+        mv("clocked", 2, [8, 8], Some([59_500, 58_000])),
+        mv("clocked", 3, [9, 9], Some([57_000, 58_000])),
+        StoreEvent::Takeback {
+            room_id: "clocked".into(),
+            seq: 4,
+            plies: 2,
+        },
+        mv("clocked", 5, [6, 6], Some([57_000, 57_500])),
+        StoreEvent::Chat {
+            room_id: "clocked".into(),
+            seat: Seat::X,
+            name: "Ann (2)".into(),
+            text: "gl hf".into(),
+            at: 1_700_000_000_000,
+        },
+        StoreEvent::Chat {
+            room_id: "nowhere".into(),
+            seat: Seat::O,
+            name: "x".into(),
+            text: "lost".into(),
+            at: 1,
+        },
+        created("forfeit", "p2", false, TimeControl::None),
+        mv("forfeit", 1, [1, 1], None),
+        StoreEvent::Result {
+            room_id: "forfeit".into(),
+            seq: 2,
+            result: Outcome::X,
+            reason: Reason::Forfeit,
+            forfeit: Some(ForfeitRecord {
+                fault: "illegal_move".into(),
+                detail: "played on an occupied cell".into(),
+            }),
+            ratings: Vec::new(),
+        },
+        StoreEvent::Result {
+            room_id: "forfeit".into(),
+            seq: 3,
+            result: Outcome::O,
+            reason: Reason::Resign,
+            forfeit: None,
+            ratings: Vec::new(),
+        },
+        StoreEvent::Analysis {
+            game_id: "forfeit".into(),
+            nodes_per_position: 1000,
+            json: "{\"old\":true}".into(),
+        },
+        StoreEvent::Analysis {
+            game_id: "forfeit".into(),
+            nodes_per_position: 2000,
+            json: "{\"positions\":[]}".into(),
+        },
+        StoreEvent::Analysis {
+            game_id: "nowhere".into(),
+            nodes_per_position: 1,
+            json: "{}".into(),
+        },
+        account(AccountEvent::Created {
+            player_id: "p1".into(),
+            username: "Ann".into(),
+            username_key: "ann".into(),
+            phc: "$argon2id$one".into(),
+        }),
+        account(AccountEvent::Created {
+            player_id: "p9".into(),
+            username: "ANN".into(),
+            username_key: "ann".into(),
+            phc: "$argon2id$taken".into(),
+        }),
+        account(AccountEvent::SessionBound {
+            token_hash: "h1".into(),
+            player_id: "p1".into(),
+        }),
+        account(AccountEvent::SessionBound {
+            token_hash: "h9".into(),
+            player_id: "nobody".into(),
+        }),
+        account(AccountEvent::Password {
+            player_id: "p1".into(),
+            phc: "$argon2id$two".into(),
+        }),
+        account(AccountEvent::Created {
+            player_id: "p2".into(),
+            username: "Bob".into(),
+            username_key: "bob".into(),
+            phc: "$argon2id$bob".into(),
+        }),
+        account(AccountEvent::SessionBound {
+            token_hash: "h2".into(),
+            player_id: "p2".into(),
+        }),
+        account(AccountEvent::LoggedOutEverywhere {
+            player_id: "p2".into(),
+        }),
+        StoreEvent::SessionsExpired {
+            updated_before: i64::MAX,
+        },
+        // A rated game of p1's (an account by now) against a bot: its result carries p1's new
+        // rating. Recorded twice, as after a restart: the rows count once.
+        created("rated1", "p1", false, TimeControl::None),
+        mv("rated1", 1, [7, 7], None),
+        rated_result(1),
+        rated_result(2),
+    ];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    for e in events {
+        rt.block_on(store.record(e).wait()).unwrap();
+    }
+}
+
+/// p1 wins "rated1" (the game's result, carrying p1's rating row).
+fn rated_result(games: u32) -> StoreEvent {
+    StoreEvent::Result {
+        room_id: "rated1".into(),
+        seq: 2,
+        result: Outcome::X,
+        reason: Reason::Resign,
+        forfeit: None,
+        ratings: vec![RatingRow {
+            player_id: "p1".into(),
+            family: "freestyle-untimed".into(),
+            rating: 1662.3,
+            deviation: 290.3,
+            volatility: 0.06,
+            games,
+            wins: games,
+            draws: 0,
+            losses: 0,
+            last_ms: 1_700_000_000_000,
+        }],
+    }
+}
+
+/// Times zeroed: each store stamps events with its own clock.
+fn timeless(mut g: GameRecord) -> GameRecord {
+    g.summary.created_at = 0;
+    g.summary.finished_at = g.summary.finished_at.map(|_| 0);
+    for m in &mut g.moves {
+        m.at = 0;
+    }
+    g
+}
+
+#[test]
+fn postgres_gives_back_what_sqlite_gives_back_for_every_event() {
+    let Some(url) = fresh_database("postgres_gives_back_what_sqlite_gives_back") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = SqliteStore::open(&dir.path().join("games.db")).unwrap();
+    let postgres = PostgresStore::open(&url).unwrap();
+    let stores: [&dyn Store; 2] = [&sqlite, &postgres];
+    for store in stores {
+        record_everything(store);
+    }
+    let [s, p] = stores.map(|store| {
+        let games: Vec<_> = ["clocked", "forfeit", "nowhere"]
+            .map(|id| store.game(id).unwrap().map(timeless))
+            .into();
+        let mut restored = store.restore().unwrap();
+        restored.games = restored.games.into_iter().map(timeless).collect();
+        let listed: Vec<String> = store
+            .list_games(&GameQuery {
+                player: Some("p2".into()),
+                limit: 10,
+                before: None,
+            })
+            .unwrap()
+            .into_iter()
+            .map(|g| g.id)
+            .collect();
+        let analyses = ["forfeit", "nowhere"].map(|id| store.analysis(id).unwrap());
+        let mut history = store.rating_history("p1").unwrap();
+        for h in &mut history {
+            h.at_ms = 0;
+        }
+        let ratings = (
+            store.ratings().unwrap(),
+            history,
+            store.player_record("p1").unwrap().wins,
+            store.game("rated1").unwrap().map(|g| g.summary.rated),
+        );
+        (
+            games,
+            restored,
+            listed,
+            store.accounts().unwrap(),
+            analyses,
+            ratings,
+        )
+    });
+    assert_eq!(p, s);
+    // And what they agree on is right.
+    let (games, restored, listed, accounts, analyses, ratings) = p;
+    let (current, history, p1_wins, rated1) = ratings;
+    assert_eq!(current.len(), 1);
+    assert_eq!((current[0].rating, current[0].games), (1662.3, 1));
+    assert_eq!(history.len(), 1, "the result recorded twice counts once");
+    assert_eq!(
+        (history[0].game_id.as_str(), history[0].rating),
+        ("rated1", 1662.3)
+    );
+    assert_eq!(p1_wins, 1);
+    assert_eq!(rated1, Some(true));
+    let clocked = games[0].as_ref().unwrap();
+    assert_eq!(clocked.seq, 5);
+    let cells: Vec<_> = clocked.moves.iter().map(|m| (m.x, m.y, m.clock)).collect();
+    assert_eq!(
+        cells,
+        [
+            (7, 7, Some([59_500, 60_000])),
+            (6, 6, Some([57_000, 57_500]))
+        ]
+    );
+    assert_eq!(clocked.chat.len(), 1);
+    assert!(clocked.summary.casual && clocked.summary.time_control.is_some());
+    let forfeit = &games[1].as_ref().unwrap().summary;
+    assert_eq!(forfeit.reason.as_deref(), Some("forfeit"));
+    assert_eq!(forfeit.fault.as_deref(), Some("illegal_move"));
+    assert!(games[2].is_none());
+    assert_eq!(restored.games.len(), 1);
+    let sessions: Vec<_> = restored.sessions.iter().map(|s| &s.token_hash).collect();
+    assert_eq!(sessions, ["h1"]);
+    assert_eq!(listed, ["forfeit"]);
+    assert_eq!(accounts.accounts.len(), 2);
+    assert_eq!(accounts.accounts[0].phc, "$argon2id$two");
+    assert_eq!(accounts.tokens, [("h1".to_string(), "p1".to_string())]);
+    assert_eq!(analyses, [Some("{\"positions\":[]}".to_string()), None]);
+    assert_eq!(
+        postgres.account_of_token("h1").unwrap().map(|a| a.username),
+        Some("Ann".to_string())
+    );
+    assert_eq!(postgres.account_of_token("h2").unwrap(), None);
+    // A move of a game PostgreSQL does not have is dropped, and the batch commits (SQLite's
+    // foreign key would fail the batch instead).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(postgres.record(mv("nowhere", 1, [0, 0], None)).wait())
+        .unwrap();
+    assert!(postgres.game("nowhere").unwrap().is_none());
+}
+
+#[test]
+fn a_database_newer_than_the_server_is_refused_and_a_current_one_reopens() {
+    let Some(url) = fresh_database("a_database_newer_than_the_server") else {
+        return;
+    };
+    drop(PostgresStore::open(&url).unwrap());
+    let store = PostgresStore::open(&url).unwrap();
+    let newer = MIGRATIONS.len() as i32 + 1;
+    let pool = store.pool.clone();
+    store
+        .block(async move {
+            pool.get()
+                .await?
+                .execute(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, 0)",
+                    &[&newer],
+                )
+                .await?;
+            Ok(())
+        })
+        .unwrap();
+    drop(store);
+    let Err(e) = PostgresStore::open(&url) else {
+        panic!("a newer database was opened");
+    };
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "the database has schema version {newer}, newer than this server's {}",
+            MIGRATIONS.len()
+        )
+    );
+}
+
+/// PostgreSQL drops the store's connections (as a restart of the server does): a batch may fail
+/// with the error (its waiters learn that nothing is durable), and the next one commits on a new
+/// connection, with no restart of the store.
+#[test]
+fn after_its_connections_are_dropped_the_store_commits_again_on_new_ones() {
+    let Some(url) = fresh_database("after_its_connections_are_dropped") else {
+        return;
+    };
+    let store = PostgresStore::open(&url).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(
+        store
+            .record(created("g", "p1", false, TimeControl::None))
+            .wait(),
+    )
+    .unwrap();
+    let admin_url = url.clone();
+    let dropped = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let (admin, conn) = tokio_postgres::connect(&admin_url, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(conn);
+            let rows = admin
+                .query(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                     WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                    &[],
+                )
+                .await
+                .unwrap();
+            rows.len()
+        })
+    })
+    .join()
+    .unwrap();
+    assert!(dropped >= 1, "the store held no connection");
+    // At most one batch fails on a dead connection; bounded attempts.
+    let mut failures = 0;
+    let mut seq = 0;
+    for _ in 0..3 {
+        seq += 1;
+        match rt.block_on(store.record(mv("g", seq, [seq as u8, 0], None)).wait()) {
+            Ok(()) => break,
+            Err(_) => failures += 1,
+        }
+    }
+    assert!(failures <= 1, "{failures} batches failed");
+    let g = store.game("g").unwrap().unwrap();
+    assert_eq!(g.moves.last().map(|m| m.seq), Some(seq), "{g:?}");
+}

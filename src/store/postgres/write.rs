@@ -1,0 +1,314 @@
+//! The writer's statements: one per kind of event, each tolerant (`ON CONFLICT`, `WHERE
+//! EXISTS` for rows of a game), because in PostgreSQL one failing statement aborts the whole
+//! transaction, other rooms' moves with it.
+
+use deadpool_postgres::Transaction;
+use tokio_postgres::types::ToSql;
+
+use crate::store::{
+    outcome_str, reason_str, seat_str, AccountEvent, RatingRow, SeatRecord, StoreEvent,
+};
+
+/// One cached statement, executed.
+async fn exec(
+    tx: &Transaction<'_>,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<u64, tokio_postgres::Error> {
+    let st = tx.prepare_cached(sql).await?;
+    tx.execute(&st, params).await
+}
+
+pub(super) async fn write_event(
+    tx: &Transaction<'_>,
+    event: &StoreEvent,
+    at: i64,
+) -> Result<(), tokio_postgres::Error> {
+    match event {
+        StoreEvent::Created(c) => {
+            let tc = c
+                .time_control
+                .is_clocked()
+                .then(|| serde_json::to_string(&c.time_control).unwrap_or_default());
+            let (w, h) = (i32::from(c.width), i32::from(c.height));
+            exec(
+                tx,
+                "INSERT INTO games (id, game, width, height, rule, created_at, casual, time_control,
+                     rated)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING",
+                &[&c.room_id, &c.game, &w, &h, &c.rule, &at, &c.casual, &tc, &c.rated],
+            )
+            .await?;
+            for (seat, rec) in ["x", "o"].into_iter().zip(&c.seats) {
+                let (kind, player_id, name, level) = match rec {
+                    SeatRecord::Human { player_id, name } => {
+                        ("human", Some(player_id), Some(name), None)
+                    }
+                    SeatRecord::Bot { level } => ("bot", None, None, Some(level)),
+                };
+                exec(
+                    tx,
+                    "INSERT INTO seats (game_id, seat, kind, player_id, name, bot_level)
+                     VALUES ($1, $2, $3, $4, $5, $6)
+                     ON CONFLICT (game_id, seat) DO UPDATE SET kind = excluded.kind,
+                         player_id = excluded.player_id, name = excluded.name,
+                         bot_level = excluded.bot_level",
+                    &[&c.room_id, &seat, &kind, &player_id, &name, &level],
+                )
+                .await?;
+            }
+        }
+        StoreEvent::Move {
+            room_id,
+            seq,
+            seat,
+            cell,
+            clock,
+        } => {
+            let (x, y) = (i32::from(cell[0]), i32::from(cell[1]));
+            let (cx, co) = (clock.map(|c| c[0] as i64), clock.map(|c| c[1] as i64));
+            exec(
+                tx,
+                "INSERT INTO moves (game_id, seq, seat, x, y, at_ms, clock_x_ms, clock_o_ms)
+                 SELECT $1, $2, $3, $4, $5, $6, $7, $8
+                 WHERE EXISTS (SELECT 1 FROM games WHERE id = $1)
+                 ON CONFLICT DO NOTHING",
+                &[
+                    room_id,
+                    &(*seq as i64),
+                    &seat_str(*seat),
+                    &x,
+                    &y,
+                    &at,
+                    &cx,
+                    &co,
+                ],
+            )
+            .await?;
+        }
+        StoreEvent::Result {
+            room_id,
+            result,
+            reason,
+            forfeit,
+            ratings,
+            ..
+        } => {
+            let fault = forfeit.as_ref().map(|f| f.fault.as_str());
+            let detail = forfeit.as_ref().map(|f| f.detail.as_str());
+            let written = exec(
+                tx,
+                "UPDATE games SET result = $2, reason = $3, finished_at = $4, fault = $5,
+                     detail = $6
+                 WHERE id = $1 AND finished_at IS NULL",
+                &[
+                    room_id,
+                    &outcome_str(*result),
+                    &reason_str(*reason),
+                    &at,
+                    &fault,
+                    &detail,
+                ],
+            )
+            .await?;
+            // The rating rows only with the result they come from (never twice).
+            if written == 1 {
+                write_ratings(tx, room_id, ratings, at).await?;
+            }
+        }
+        StoreEvent::Session {
+            token_hash,
+            player_id,
+            name,
+        } => {
+            exec(
+                tx,
+                "INSERT INTO sessions (token_hash, player_id, name, updated_at)
+                 VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (token_hash) DO UPDATE SET name = excluded.name,
+                     updated_at = excluded.updated_at",
+                &[token_hash, player_id, name, &at],
+            )
+            .await?;
+        }
+        StoreEvent::Takeback {
+            room_id,
+            seq,
+            plies,
+        } => {
+            exec(
+                tx,
+                "UPDATE moves SET undone = $2 WHERE game_id = $1 AND seq IN (
+                     SELECT seq FROM moves WHERE game_id = $1 AND undone IS NULL
+                     ORDER BY seq DESC LIMIT $3)",
+                &[room_id, &(*seq as i64), &i64::from(*plies)],
+            )
+            .await?;
+        }
+        StoreEvent::Chat {
+            room_id,
+            seat,
+            name,
+            text,
+            at,
+        } => {
+            exec(
+                tx,
+                "INSERT INTO chat (game_id, seat, name, text, at_ms)
+                 SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM games WHERE id = $1)",
+                &[room_id, &seat_str(*seat), name, text, at],
+            )
+            .await?;
+        }
+        StoreEvent::Account(a) => write_account(tx, a, at).await?,
+        StoreEvent::Analysis {
+            game_id,
+            nodes_per_position,
+            json,
+        } => {
+            exec(
+                tx,
+                "INSERT INTO analyses (game_id, nodes_per_position, json, at_ms)
+                 SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM games WHERE id = $1)
+                 ON CONFLICT (game_id) DO UPDATE SET nodes_per_position =
+                     excluded.nodes_per_position, json = excluded.json, at_ms = excluded.at_ms",
+                &[game_id, &(*nodes_per_position as i64), json, &at],
+            )
+            .await?;
+        }
+        StoreEvent::SessionsExpired { updated_before } => {
+            let gone = exec(tx, PURGE_SESSIONS, &[updated_before]).await?;
+            if gone > 0 {
+                tracing::debug!(rows = gone, "expired sessions deleted");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Tolerant like the rest: a username taken twice cannot reach here (the accounts map checks
+/// it first), and must not fail other rooms' moves in the batch if it did.
+async fn write_account(
+    tx: &Transaction<'_>,
+    a: &AccountEvent,
+    at: i64,
+) -> Result<(), tokio_postgres::Error> {
+    match a {
+        AccountEvent::Created {
+            player_id,
+            username,
+            username_key,
+            phc,
+        } => {
+            exec(
+                tx,
+                "INSERT INTO accounts (player_id, username, username_key, password_phc,
+                     created_at)
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+                &[player_id, username, username_key, phc, &at],
+            )
+            .await?;
+        }
+        AccountEvent::Password { player_id, phc } => {
+            exec(
+                tx,
+                "UPDATE accounts SET password_phc = $2 WHERE player_id = $1",
+                &[player_id, phc],
+            )
+            .await?;
+        }
+        AccountEvent::SessionBound {
+            token_hash,
+            player_id,
+        } => {
+            exec(
+                tx,
+                "INSERT INTO account_sessions (token_hash, player_id, created_at)
+                 SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM accounts WHERE player_id = $2)
+                 ON CONFLICT (token_hash) DO UPDATE SET player_id = excluded.player_id,
+                     created_at = excluded.created_at",
+                &[token_hash, player_id, &at],
+            )
+            .await?;
+        }
+        AccountEvent::LoggedOutEverywhere { player_id } => {
+            exec(
+                tx,
+                "DELETE FROM account_sessions WHERE player_id = $1",
+                &[player_id],
+            )
+            .await?;
+            // The guest rows of the same tokens too: a restart must not resume them either.
+            exec(
+                tx,
+                "DELETE FROM sessions WHERE player_id = $1",
+                &[player_id],
+            )
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes the session rows written before `$1` (Unix ms) that no unfinished game seats.
+pub(super) const PURGE_SESSIONS: &str =
+    "DELETE FROM sessions WHERE updated_at < $1 AND player_id NOT IN (
+     SELECT s.player_id FROM seats s JOIN games g ON g.id = s.game_id
+     WHERE g.finished_at IS NULL AND s.player_id IS NOT NULL)";
+
+/// A finished game's rating rows (`StoreEvent::Result`'s `ratings`). The current row is
+/// replaced only by one with more games, as in SQLite (`src/store/sqlite/ratings.rs`).
+async fn write_ratings(
+    tx: &Transaction<'_>,
+    game_id: &str,
+    rows: &[RatingRow],
+    at: i64,
+) -> Result<(), tokio_postgres::Error> {
+    for r in rows {
+        let counts = [r.games, r.wins, r.draws, r.losses].map(i64::from);
+        exec(
+            tx,
+            "INSERT INTO ratings (player_id, family, rating, deviation, volatility, games, wins,
+                 draws, losses, last_ms)
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+             WHERE EXISTS (SELECT 1 FROM accounts WHERE player_id = $1)
+             ON CONFLICT (player_id, family) DO UPDATE SET rating = excluded.rating,
+                 deviation = excluded.deviation, volatility = excluded.volatility,
+                 games = excluded.games, wins = excluded.wins, draws = excluded.draws,
+                 losses = excluded.losses, last_ms = excluded.last_ms
+             WHERE excluded.games > ratings.games",
+            &[
+                &r.player_id,
+                &r.family,
+                &r.rating,
+                &r.deviation,
+                &r.volatility,
+                &counts[0],
+                &counts[1],
+                &counts[2],
+                &counts[3],
+                &r.last_ms,
+            ],
+        )
+        .await?;
+        exec(
+            tx,
+            "INSERT INTO rating_history (player_id, family, game_id, at_ms, rating, deviation,
+                 volatility)
+             SELECT $1, $2, $3, $4, $5, $6, $7
+             WHERE EXISTS (SELECT 1 FROM accounts WHERE player_id = $1)
+             ON CONFLICT DO NOTHING",
+            &[
+                &r.player_id,
+                &r.family,
+                &game_id,
+                &at,
+                &r.rating,
+                &r.deviation,
+                &r.volatility,
+            ],
+        )
+        .await?;
+    }
+    Ok(())
+}
