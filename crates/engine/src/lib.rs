@@ -27,6 +27,7 @@ pub mod positions;
 pub mod rules;
 pub mod search;
 pub mod selfplay;
+pub mod texel;
 pub mod zobrist;
 
 pub use game::{Board, Cell, Move, MoveError, Player, SetupError, Status};

@@ -9,14 +9,16 @@
 //! - [`tt`]: the transposition table;
 //! - [`score`]: the [`Score`] type, evaluations and distances to a win;
 //! - [`negamax`]: iterative deepening, aspiration windows, principal variation search;
+//! - [`weights`]: the evaluation's level and class values, built in from `weights.txt`;
 //! - [`time`]: the clock's share for a move and how stability scales it;
-//! - `ordering` and `eval`: the main search's move generation and ordering, and its static
-//!   evaluation (private: methods of the search in progress).
+//! - [`eval`]: the static evaluation (a method of the search in progress, and its threat
+//!   terms for the tuner);
+//! - `ordering`: the main search's move generation and ordering (private).
 //!
 //! `docs/engine.md` explains the design and cites the sources. Nothing here allocates per node,
 //! blocks, or does I/O.
 
-mod eval;
+pub mod eval;
 pub mod negamax;
 mod ordering;
 pub mod pattern;
@@ -26,6 +28,7 @@ pub mod threats;
 pub mod time;
 pub mod tt;
 pub mod vct;
+pub mod weights;
 
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

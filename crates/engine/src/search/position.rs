@@ -18,6 +18,7 @@ use crate::rules::Rule;
 use crate::{zobrist, Board, Move, Player};
 
 use super::pattern::{self, Level, Table, B4, F3, F4, F5, RADIUS};
+use super::weights::Weights;
 
 /// The combined threat a stone on a cell would make for one player, strongest last.
 pub type Class = u8;
@@ -43,17 +44,12 @@ pub const CLASSES: usize = 8;
 /// Hash change of a pass (a fixed random number).
 const PASS_KEY: u64 = 0x5D58_8B65_6C07_8965;
 
-/// Value of one line level for the evaluation and move ordering (Rapfi-like shape scores).
-const LEVEL_VALUE: [i32; 10] = [0, 1, 2, 4, 10, 12, 40, 50, 200, 1000];
-/// Extra value of a cell by class: combinations are worth more than their lines.
-const CLASS_BONUS: [i32; CLASSES] = [0, 0, 0, 0, 150, 300, 400, 2000];
-
 /// A cell's class and value for one player from its four line levels.
-fn combine_slow(levels: [Level; 4]) -> (Class, i32) {
+fn combine_slow(levels: [Level; 4], w: &Weights) -> (Class, i32) {
     let mut value = 0;
     let (mut n5, mut nf4, mut n4, mut n3, mut dev) = (0, 0, 0, 0, 0);
     for l in levels {
-        value += LEVEL_VALUE[l as usize];
+        value += w.level[l as usize];
         match l {
             F5 => n5 += 1,
             F4 => nf4 += 1,
@@ -80,17 +76,19 @@ fn combine_slow(levels: [Level; 4]) -> (Class, i32) {
     } else {
         C_NONE
     };
-    (class, value + CLASS_BONUS[class as usize])
+    (class, value + w.class[class as usize])
 }
 
-/// [`combine_slow`] for every combination of four levels (10^4 entries, 40 KB), built once.
+/// [`combine_slow`] for every combination of four levels (10^4 entries, 40 KB), built once
+/// with the built-in [`Weights`] (the values are the `level` and `class` tables of
+/// `search/weights.txt`, formerly constants here: Rapfi-like shape scores, hand-tuned).
 fn combine_table() -> &'static [(Class, i32)] {
     static TABLE: OnceLock<Vec<(Class, i32)>> = OnceLock::new();
     TABLE.get_or_init(|| {
         (0..10_000)
             .map(|n: u32| {
                 let l = |d: u32| ((n / 10u32.pow(d)) % 10) as Level;
-                combine_slow([l(3), l(2), l(1), l(0)])
+                combine_slow([l(3), l(2), l(1), l(0)], Weights::built())
             })
             .collect()
     })
@@ -139,6 +137,8 @@ pub struct Position {
     dirs: [usize; 4],
     table: &'static Table,
     combos: &'static [(Class, i32)],
+    /// The evaluation's own value of a cell's class ([`Weights::eval_class`]).
+    eval_class: [i32; CLASSES],
     /// 0 empty, 1 X, 2 O, 3 wall.
     cells: Box<[u8]>,
     state: Box<[CellState]>,
@@ -246,6 +246,7 @@ impl Position {
             dirs: board.directions(),
             table: pattern::table(rules.rule(), rules.win_length()),
             combos: combine_table(),
+            eval_class: Weights::built().eval_class,
             cells: board.cells().iter().map(|&c| c as u8).collect(),
             state: vec![CellState::default(); len].into_boxed_slice(),
             rows: vec![0; height],
@@ -470,6 +471,19 @@ impl Position {
     pub fn count(&self, p: usize, c: Class) -> u16 {
         self.counts[p][c as usize]
     }
+    /// The evaluation's class terms for the side to move: per class, its value in
+    /// [`Weights::eval_class`] times the side to move's cells of that class minus the
+    /// opponent's. (Not part of the cell values, so the move ordering does not see them.)
+    #[inline]
+    pub fn class_terms(&self) -> i32 {
+        let me = self.side();
+        (0..CLASSES)
+            .map(|c| {
+                self.eval_class[c] * (self.counts[me][c] as i32 - self.counts[1 - me][c] as i32)
+            })
+            .sum()
+    }
+
     /// The sum of cell values for player `p`.
     #[inline]
     pub fn total(&self, p: usize) -> i32 {

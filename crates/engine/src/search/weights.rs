@@ -1,0 +1,192 @@
+//! The pattern evaluation's weights: the value of each line [`Level`](super::pattern::Level)
+//! and the extra value of each combined [`Class`](super::position::Class) of a cell (the
+//! cross-line combinations: four-three, double three, open four or double four...). A cell's
+//! value for a player is the sum of its four lines' level values plus its class's value; the
+//! evaluation sums the cells (see [`position`](super::position)).
+//!
+//! The numbers live in `weights.txt` beside this file, built in with `include_str!` and parsed
+//! once on first use: the engine reads no file. The `texel` example (docs/engine.md, "Texel
+//! tuning") fits them to self-play outcomes and writes that file; [`Weights::to_text`] and
+//! [`Weights::parse`] are the format's two directions.
+
+use std::sync::OnceLock;
+
+use super::position::CLASSES;
+
+/// Number of line levels ([`pattern::NONE`](super::pattern::NONE) to
+/// [`pattern::F5`](super::pattern::F5)).
+pub const LEVELS: usize = 10;
+
+/// The weights file as built into the engine.
+pub const BUILT_TEXT: &str = include_str!("weights.txt");
+
+/// The evaluation's weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Weights {
+    /// Value of one line level, indexed by level.
+    pub level: [i32; LEVELS],
+    /// Extra value of a cell by class, indexed by class.
+    pub class: [i32; CLASSES],
+    /// Extra value of a cell by class for the evaluation alone (the move ordering, which
+    /// reads the cell values, does not see it): the cross-line combination terms the tuner
+    /// fits without moving the search's thresholds. Optional in the file (zeros).
+    pub eval_class: [i32; CLASSES],
+}
+
+/// Why a weights file does not parse.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ParseError {
+    /// A line names no known table.
+    #[error("line {line}: unknown key {key:?} (expected `level`, `class` or `eval_class`)")]
+    UnknownKey {
+        /// 1-based line number.
+        line: usize,
+        /// The first word of the line.
+        key: String,
+    },
+    /// A table has the wrong number of values or a value is not an integer.
+    #[error("line {line}: `{key}` needs {expected} integers")]
+    BadValues {
+        /// 1-based line number.
+        line: usize,
+        /// The table.
+        key: &'static str,
+        /// How many values it has.
+        expected: usize,
+    },
+    /// A table is missing or given twice.
+    #[error("`{0}` must appear exactly once")]
+    Count(&'static str),
+}
+
+fn values<const N: usize>(
+    words: std::str::SplitWhitespace<'_>,
+    line: usize,
+    key: &'static str,
+) -> Result<[i32; N], ParseError> {
+    let bad = || ParseError::BadValues {
+        line,
+        key,
+        expected: N,
+    };
+    let v: Vec<i32> = words
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad())?;
+    v.try_into().map_err(|_| bad())
+}
+
+impl Weights {
+    /// Parses the weights file format: `#` comments, blank lines, and one line each of
+    /// `level v0 .. v9` and `class v0 .. v7`, and at most one `eval_class v0 .. v7`.
+    pub fn parse(text: &str) -> Result<Weights, ParseError> {
+        let (mut level, mut class, mut eval_class) = (None, None, None);
+        let (mut n_level, mut n_class, mut n_eval) = (0, 0, 0);
+        for (n, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("");
+            let mut words = line.split_whitespace();
+            match words.next() {
+                None => {}
+                Some("level") => {
+                    level = Some(values::<LEVELS>(words, n + 1, "level")?);
+                    n_level += 1;
+                }
+                Some("class") => {
+                    class = Some(values::<CLASSES>(words, n + 1, "class")?);
+                    n_class += 1;
+                }
+                Some("eval_class") => {
+                    eval_class = Some(values::<CLASSES>(words, n + 1, "eval_class")?);
+                    n_eval += 1;
+                }
+                Some(key) => {
+                    return Err(ParseError::UnknownKey {
+                        line: n + 1,
+                        key: key.to_string(),
+                    })
+                }
+            }
+        }
+        match (level, class) {
+            (Some(level), Some(class)) if n_level == 1 && n_class == 1 && n_eval <= 1 => {
+                Ok(Weights {
+                    level,
+                    class,
+                    eval_class: eval_class.unwrap_or([0; CLASSES]),
+                })
+            }
+            _ if n_level != 1 => Err(ParseError::Count("level")),
+            _ if n_class != 1 => Err(ParseError::Count("class")),
+            _ => Err(ParseError::Count("eval_class")),
+        }
+    }
+
+    /// The file format (the numbers only; the comments of `weights.txt` are the tuner's to
+    /// write). `parse(w.to_text()) == w`.
+    pub fn to_text(&self) -> String {
+        let join = |v: &[i32]| v.iter().map(i32::to_string).collect::<Vec<_>>().join(" ");
+        format!(
+            "level {}\nclass {}\neval_class {}\n",
+            join(&self.level),
+            join(&self.class),
+            join(&self.eval_class)
+        )
+    }
+
+    /// The weights the engine evaluates with: `weights.txt` as built.
+    pub fn built() -> &'static Weights {
+        static BUILT: OnceLock<Weights> = OnceLock::new();
+        BUILT.get_or_init(|| Weights::parse(BUILT_TEXT).expect("search/weights.txt parses"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_round_trips() {
+        let w = Weights {
+            level: [0, 3, -2, 4, 10, 12, 40, 55, 200, 1000],
+            class: [0, 1, 0, 7, 150, 300, 400, 2000],
+            eval_class: [0, 5, -3, 0, 0, 0, 0, 0],
+        };
+        assert_eq!(Weights::parse(&w.to_text()), Ok(w));
+        assert_eq!(
+            Weights::parse(&Weights::built().to_text()).as_ref(),
+            Ok(Weights::built())
+        );
+    }
+
+    #[test]
+    fn bad_files_are_refused_with_the_line() {
+        assert_eq!(
+            Weights::parse("level 0 1 2\nclass 0 0 0 0 0 0 0 0"),
+            Err(ParseError::BadValues {
+                line: 1,
+                key: "level",
+                expected: LEVELS
+            })
+        );
+        assert_eq!(
+            Weights::parse("# c\nlevel 0 1 2 3 4 5 6 7 8 x\n"),
+            Err(ParseError::BadValues {
+                line: 2,
+                key: "level",
+                expected: LEVELS
+            })
+        );
+        assert!(matches!(
+            Weights::parse("levels 1"),
+            Err(ParseError::UnknownKey { line: 1, .. })
+        ));
+        assert_eq!(
+            Weights::parse("level 0 1 2 4 10 12 40 50 200 1000\n"),
+            Err(ParseError::Count("class"))
+        );
+        let one = "level 0 1 2 4 10 12 40 50 200 1000\nclass 0 0 0 0 150 300 400 2000\n";
+        assert_eq!(Weights::parse(one).map(|w| w.eval_class), Ok([0; CLASSES]));
+        let twice = format!("{one}eval_class 0 0 0 0 0 0 0 0\neval_class 0 0 0 0 0 0 0 0\n");
+        assert_eq!(Weights::parse(&twice), Err(ParseError::Count("eval_class")));
+    }
+}
