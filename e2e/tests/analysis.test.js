@@ -11,10 +11,11 @@ import assert from "node:assert/strict";
 import { testEnv, startServer, newPlayer, createRoom, screenshot } from "./harness.js";
 import { testConfig } from "./config.js";
 
-// A small budget keeps the test quick in a debug build; an ignored four is found at any budget.
+// Enough budget for the mistake and blunder marks to mean something (docs/analysis.md: at a
+// few thousand nodes nearly every move reads as a mistake), still quick for a 9-move game.
 const env = testEnv(`${testConfig}
 [analysis]
-nodes_per_position = 3000
+nodes_per_position = 50000
 `);
 
 const cell = (board, x, y) => `${board} button.cell[data-x="${x}"][data-y="${y}"]`;
@@ -58,7 +59,7 @@ test("the review graph marks the ignored four as a blunder, with the engine's mo
     seen.listed.some(([ply, j, text]) => ply === 8 && j === "blunder" && text === "h9??"),
     `the move list marks h9: ${JSON.stringify(seen.listed)}`,
   );
-  assert.match(await p.textContent("#review-status"), /^Analysed at 3000 nodes a position: \d+ mistakes, \d+ blunders\.$/);
+  assert.match(await p.textContent("#review-status"), /^Analysed at 50000 nodes a position: \d+ mistakes, \d+ blunders\.$/);
   assert.match(await p.getAttribute("#review-graph .pt-blunder", "aria-label"), /^Move 8, O at h9: X wins in 1\. Blunder\.$/);
 
   // A click on the blunder's point: the position after it, X's winning move ringed and named.
