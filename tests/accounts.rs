@@ -324,16 +324,12 @@ async fn an_account_session_is_restored_after_a_restart_and_no_password_is_store
 /// in it come back as before, and the file has no accounts yet.
 #[test]
 fn migrating_a_v6_file_keeps_its_games_and_guest_sessions() {
-    use caro_arena::store::sqlite::{self, MIGRATIONS};
+    use caro_arena::store::sqlite;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("games.db");
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    for sql in &MIGRATIONS[..6] {
-        conn.execute_batch(sql).unwrap();
-    }
+    let conn = common::database_at_version(&db, 6);
     conn.execute_batch(
-        "PRAGMA user_version = 6;
-         INSERT INTO games (id, game, width, height, created_at) VALUES ('g1', 'tictactoe', 3, 3, 1);
+        "INSERT INTO games (id, game, width, height, created_at) VALUES ('g1', 'tictactoe', 3, 3, 1);
          INSERT INTO seats VALUES ('g1', 'x', 'human', 'p1', 'ann', NULL);
          INSERT INTO seats VALUES ('g1', 'o', 'human', 'p2', 'ben', NULL);
          INSERT INTO sessions VALUES ('h1', 'p1', 'ann', 1);",

@@ -4,7 +4,7 @@
 
 mod common;
 
-use caro_arena::store::sqlite::{self, SqliteStore, MIGRATIONS};
+use caro_arena::store::sqlite::{self, SqliteStore};
 use caro_arena::store::{GameQuery, Store};
 use common::rated::*;
 use common::*;
@@ -146,13 +146,9 @@ async fn a_players_games_include_those_played_as_a_guest() {
 fn migrating_a_v8_file_keeps_its_games_and_accounts() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("games.db");
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    for sql in &MIGRATIONS[..8] {
-        conn.execute_batch(sql).unwrap();
-    }
+    let conn = common::database_at_version(&db, 8);
     conn.execute_batch(
-        "PRAGMA user_version = 8;
-         INSERT INTO games (id, game, width, height, rule, created_at, finished_at, result, reason)
+        "INSERT INTO games (id, game, width, height, rule, created_at, finished_at, result, reason)
              VALUES ('g1', 'caro', 15, 15, 'freestyle', 1, 2, 'x', 'resign');
          INSERT INTO seats VALUES ('g1', 'x', 'human', 'p1', 'ann', NULL);
          INSERT INTO seats VALUES ('g1', 'o', 'human', 'p2', 'ben', NULL);

@@ -425,3 +425,16 @@ pub fn spawn_binary(dir: &std::path::Path, config_text: &str) -> (std::process::
         .unwrap();
     (child, addr)
 }
+
+/// A SQLite file at `path` as a server of schema `version` left it: the first `version`
+/// migrations applied and `user_version` set; the caller adds its rows, then opens it with the
+/// current store to watch it migrate.
+pub fn database_at_version(path: &std::path::Path, version: usize) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    for sql in &caro_arena::store::sqlite::MIGRATIONS[..version] {
+        conn.execute_batch(sql).unwrap();
+    }
+    conn.pragma_update(None, "user_version", version as u32)
+        .unwrap();
+    conn
+}
