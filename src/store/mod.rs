@@ -25,6 +25,7 @@ pub mod psq;
 mod ratings;
 mod records;
 pub mod sqlite;
+mod writer;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};

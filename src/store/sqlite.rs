@@ -21,14 +21,14 @@ use std::thread::JoinHandle;
 
 use parking_lot::Mutex;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
-use tokio::sync::oneshot;
 
 use crate::protocol::{ChatChannel, ChatLine, Seat, TimeControl};
 
+use super::writer::{answer, Msg, Writer};
 use super::{
-    now_ms, outcome_str, reason_str, seat_str, AccountEvent, Commit, GamePlayers, GameQuery,
-    GameRecord, GameSummary, MoveRecord, Restored, RestoredSession, SeatRecord, Store,
-    StoreAccounts, StoreError, StoreEvent, StoredAccount,
+    outcome_str, reason_str, seat_str, AccountEvent, Commit, GamePlayers, GameQuery, GameRecord,
+    GameSummary, MoveRecord, Restored, RestoredSession, SeatRecord, Store, StoreAccounts,
+    StoreError, StoreEvent, StoredAccount,
 };
 
 /// The most events written in one transaction.
@@ -157,18 +157,9 @@ pub fn schema_version() -> u32 {
     MIGRATIONS.len() as u32
 }
 
-enum Msg {
-    Event {
-        event: StoreEvent,
-        at: i64,
-        done: Option<oneshot::Sender<Result<(), String>>>,
-    },
-    Flush(mpsc::Sender<()>),
-}
-
 /// A SQLite file in WAL mode with a writer thread. See the module docs.
 pub struct SqliteStore {
-    tx: Mutex<Option<mpsc::Sender<Msg>>>,
+    tx: Writer<mpsc::Sender<Msg>>,
     reader: Mutex<Connection>,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
@@ -249,7 +240,7 @@ impl SqliteStore {
             .spawn(move || write_loop(conn, rx))
             .map_err(|e| io_err(path, e))?;
         Ok(SqliteStore {
-            tx: Mutex::new(Some(tx)),
+            tx: Writer::new(Some(tx)),
             reader: Mutex::new(reader),
             writer: Mutex::new(Some(writer)),
         })
@@ -263,7 +254,7 @@ impl SqliteStore {
 impl Drop for SqliteStore {
     fn drop(&mut self) {
         // Closing the channel ends the writer after it has written everything queued.
-        self.tx.lock().take();
+        self.tx.close();
         if let Some(w) = self.writer.lock().take() {
             let _ = w.join();
         }
@@ -283,19 +274,7 @@ fn write_loop(mut conn: Connection, rx: mpsc::Receiver<Msg>) {
             tracing::error!("store: writing {} events failed: {e}", batch.len());
             e.to_string()
         });
-        for m in batch {
-            match m {
-                Msg::Event {
-                    done: Some(done), ..
-                } => {
-                    let _ = done.send(result.clone());
-                }
-                Msg::Event { done: None, .. } => {}
-                Msg::Flush(done) => {
-                    let _ = done.send(());
-                }
-            }
-        }
+        answer(batch, &result);
     }
 }
 
@@ -642,32 +621,11 @@ fn game_of(conn: &Connection, id: &str) -> rusqlite::Result<Option<GameRecord>> 
 
 impl Store for SqliteStore {
     fn record(&self, event: StoreEvent) -> Commit {
-        let (done, rx) = oneshot::channel();
-        let msg = Msg::Event {
-            event,
-            at: now_ms(),
-            done: Some(done),
-        };
-        let sent = match &*self.tx.lock() {
-            Some(tx) => tx.send(msg).is_ok(),
-            None => false,
-        };
-        if !sent {
-            tracing::error!("store: the writer has stopped; event not recorded");
-        }
-        // When the send failed, `rx` resolves to an error: the waiter learns it is not durable.
-        Commit::pending(rx)
+        self.tx.record(event)
     }
 
     fn flush(&self) {
-        let (done, rx) = mpsc::channel();
-        let sent = match &*self.tx.lock() {
-            Some(tx) => tx.send(Msg::Flush(done)).is_ok(),
-            None => false,
-        };
-        if sent {
-            let _ = rx.recv();
-        }
+        self.tx.flush()
     }
 
     fn restore(&self) -> Result<Restored, StoreError> {

@@ -34,13 +34,14 @@ use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use parking_lot::Mutex;
-use tokio::sync::{mpsc as tmpsc, oneshot};
+use tokio::sync::mpsc as tmpsc;
 use tokio_postgres::{NoTls, Row};
 
 use crate::protocol::{ChatChannel, ChatLine, Seat};
 
+use super::writer::{answer, Msg, Writer};
 use super::{
-    now_ms, Commit, GamePlayers, GameQuery, GameRecord, GameSummary, MoveRecord, PlayerRecord,
+    Commit, GamePlayers, GameQuery, GameRecord, GameSummary, MoveRecord, PlayerRecord,
     RatingHistoryRow, RatingRow, Restored, RestoredSession, SeatRecord, Store, StoreAccounts,
     StoreError, StoreEvent, StoredAccount,
 };
@@ -57,18 +58,9 @@ const POOL_SIZE: usize = 8;
 /// How long a connection may take to open, and a query to wait for a free connection.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
-enum Msg {
-    Event {
-        event: StoreEvent,
-        at: i64,
-        done: oneshot::Sender<Result<(), String>>,
-    },
-    Flush(mpsc::Sender<()>),
-}
-
 /// A PostgreSQL database behind a pool, with a writer task. See the module docs.
 pub struct PostgresStore {
-    tx: Mutex<Option<tmpsc::UnboundedSender<Msg>>>,
+    tx: Writer<tmpsc::UnboundedSender<Msg>>,
     pool: Pool,
     handle: tokio::runtime::Handle,
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
@@ -120,7 +112,7 @@ impl PostgresStore {
         // The writer and its channels only once the database is usable: a store dropped on
         // an error before has no writer to wait for.
         let store = PostgresStore {
-            tx: Mutex::new(None),
+            tx: Writer::new(None),
             pool: pool.clone(),
             handle,
             runtime: Mutex::new(Some(runtime)),
@@ -143,7 +135,7 @@ impl PostgresStore {
             write_loop(pool, rx).await;
             let _ = done_tx.send(());
         });
-        *store.tx.lock() = Some(tx);
+        store.tx.start(tx);
         *store.writer_done.lock() = Some(done_rx);
         Ok(store)
     }
@@ -164,7 +156,7 @@ impl PostgresStore {
 impl Drop for PostgresStore {
     fn drop(&mut self) {
         // Closing the channel ends the writer after it has written everything queued.
-        self.tx.lock().take();
+        self.tx.close();
         if let Some(done) = self.writer_done.lock().take() {
             let _ = done.recv();
         }
@@ -187,16 +179,7 @@ async fn write_loop(pool: Pool, mut rx: tmpsc::UnboundedReceiver<Msg>) {
             tracing::error!("store: writing {} events failed: {e}", batch.len());
             e.to_string()
         });
-        for m in batch {
-            match m {
-                Msg::Event { done, .. } => {
-                    let _ = done.send(result.clone());
-                }
-                Msg::Flush(done) => {
-                    let _ = done.send(());
-                }
-            }
-        }
+        answer(batch, &result);
     }
 }
 
@@ -338,32 +321,11 @@ async fn game_of(
 
 impl Store for PostgresStore {
     fn record(&self, event: StoreEvent) -> Commit {
-        let (done, rx) = oneshot::channel();
-        let msg = Msg::Event {
-            event,
-            at: now_ms(),
-            done,
-        };
-        let sent = match &*self.tx.lock() {
-            Some(tx) => tx.send(msg).is_ok(),
-            None => false,
-        };
-        if !sent {
-            tracing::error!("store: the writer has stopped; event not recorded");
-        }
-        // When the send failed, `rx` resolves to an error: the waiter learns it is not durable.
-        Commit::pending(rx)
+        self.tx.record(event)
     }
 
     fn flush(&self) {
-        let (done, rx) = mpsc::channel();
-        let sent = match &*self.tx.lock() {
-            Some(tx) => tx.send(Msg::Flush(done)).is_ok(),
-            None => false,
-        };
-        if sent {
-            let _ = rx.recv();
-        }
+        self.tx.flush()
     }
 
     fn restore(&self) -> Result<Restored, StoreError> {
