@@ -1,18 +1,25 @@
 //! The account messages of a connection (`register`, `login`, `logout_everywhere`,
 //! `change_password`): the connection's side of [`crate::accounts`].
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::Conn;
+use crate::accounts::Account;
 use crate::client::{CLOSE_LOGGED_OUT, CLOSE_TAKEN_OVER};
 use crate::lobby::Session;
 use crate::protocol::{encode, ErrorCode, ProtoError, Secret, ServerMsg};
 
-fn not_logged_in() -> ProtoError {
-    ProtoError::new(ErrorCode::NotLoggedIn, "log in first")
-}
-
 impl Conn {
+    /// The account the session is logged in to (`not_logged_in` for a guest).
+    fn logged_in(&self, session: &Session) -> Result<Arc<Account>, ProtoError> {
+        self.server
+            .accounts
+            .of_player(&session.player_id)
+            .ok_or_else(|| ProtoError::new(ErrorCode::NotLoggedIn, "log in first"))
+    }
+
     /// `register`: the session's player id (and its games) become the account's; the session
     /// keeps its token, now bound to the account.
     pub(super) async fn register(
@@ -99,11 +106,7 @@ impl Conn {
         session: &Session,
         re: Option<&Value>,
     ) -> Result<(), ProtoError> {
-        let account = self
-            .server
-            .accounts
-            .of_player(&session.player_id)
-            .ok_or_else(not_logged_in)?;
+        let account = self.logged_in(session)?;
         self.server.accounts.logout_everywhere(&account).await?;
         self.client.send(encode(&ServerMsg::LoggedOut {}, re));
         for s in self.server.lobby.forget_player(&account.player_id) {
@@ -123,11 +126,7 @@ impl Conn {
         new: Secret,
         re: Option<&Value>,
     ) -> Result<(), ProtoError> {
-        let account = self
-            .server
-            .accounts
-            .of_player(&session.player_id)
-            .ok_or_else(not_logged_in)?;
+        let account = self.logged_in(session)?;
         self.server
             .accounts
             .change_password(self.ip, &account, old.0, new.0)
