@@ -13,12 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use caro_arena::config::Config;
-use caro_arena::protocol::SeatSpec;
 use caro_arena::room::{self, RoomCmd};
 use caro_arena::store::sqlite::SqliteStore;
 use caro_arena::store::{NullStore, Store};
 use caro_arena::Server;
-use common::fake::{seated, Fake};
+use common::fake::{opened, seated, Fake};
 use common::*;
 use serde_json::{json, Value};
 
@@ -109,22 +108,8 @@ async fn a_flag_before_the_first_move_loses_too() {
 #[tokio::test(start_paused = true)]
 async fn taking_the_second_seat_starts_xs_clock() {
     let server = server();
-    let mut x = Fake::new(&server, "x");
-    let mut o = Fake::new(&server, "o");
     let tc = json!({"kind": "per_move", "move_ms": 30_000});
-    let params = server
-        .lobby
-        .check_params(
-            "caro",
-            None,
-            None,
-            None,
-            &SeatSpec::Word("me".into()),
-            &SeatSpec::Word("open".into()),
-            Some(&tc),
-        )
-        .unwrap();
-    let (h, _) = server.lobby.open_room(x.who.clone(), params, None).unwrap();
+    let (mut x, mut o, h) = opened(&server, Some(&tc));
     let created = x.drain().await.remove(0);
     assert_eq!(
         created["room"]["clock"],

@@ -49,14 +49,11 @@ impl Fake {
     }
 }
 
-/// A 15x15 Caro room (with the `time_control`, if any) created by `x` in the X seat and joined
-/// by `o`, so the game has started; what both were sent so far is read.
-pub async fn seated(
-    server: &Arc<Server>,
-    time_control: Option<&Value>,
-) -> (Fake, Fake, RoomHandle) {
-    let mut x = Fake::new(server, "x");
-    let mut o = Fake::new(server, "o");
+/// A 15x15 Caro room (with the `time_control`, if any) created by `x` in the X seat, the O seat
+/// open; `o` has not joined and nothing sent is read yet.
+pub fn opened(server: &Arc<Server>, time_control: Option<&Value>) -> (Fake, Fake, RoomHandle) {
+    let x = Fake::new(server, "x");
+    let o = Fake::new(server, "o");
     let params = server
         .lobby
         .check_params(
@@ -70,6 +67,16 @@ pub async fn seated(
         )
         .unwrap();
     let (handle, _) = server.lobby.open_room(x.who.clone(), params, None).unwrap();
+    (x, o, handle)
+}
+
+/// The room of [`opened`] joined by `o`, so the game has started; what both were sent so far
+/// is read.
+pub async fn seated(
+    server: &Arc<Server>,
+    time_control: Option<&Value>,
+) -> (Fake, Fake, RoomHandle) {
+    let (mut x, mut o, handle) = opened(server, time_control);
     handle.join(o.who.clone(), None, None).await.unwrap();
     x.drain().await;
     o.drain().await;
