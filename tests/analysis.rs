@@ -14,7 +14,7 @@ use caro_arena::store::sqlite::SqliteStore;
 use caro_arena::store::{GameCreated, SeatRecord, Store, StoreEvent};
 use common::*;
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
 /// X builds a four on row 7 whose left end O closed at once; O answers near X's stones until
 /// its 4th move ignores the four (ply 8); X makes five. The game of `src/analysis.rs`'s test.
@@ -100,15 +100,9 @@ async fn request_as(
     )
     .await
     .unwrap();
-    let mut buf = Vec::new();
-    tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
-        .await
-        .unwrap()
-        .unwrap();
-    let text = String::from_utf8(buf).unwrap();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    let (head, body) = read_response(s).await;
     let code = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (code, serde_json::from_str(body).unwrap_or(Value::Null))
+    (code, serde_json::from_str(&body).unwrap_or(Value::Null))
 }
 
 const LOCAL: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 1);

@@ -174,11 +174,17 @@ pub async fn connect(addr: SocketAddr) -> Client {
 
 /// A raw HTTP GET to `addr`: (whole response head, body).
 pub async fn http_get(addr: SocketAddr, path: &str) -> (String, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let mut s = TcpStream::connect(addr).await.unwrap();
     s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
         .await
         .unwrap();
+    read_response(s).await
+}
+
+/// Reads an HTTP response to the end of the connection: (whole head, body).
+pub async fn read_response(mut s: TcpStream) -> (String, String) {
+    use tokio::io::AsyncReadExt;
     let mut buf = Vec::new();
     tokio::time::timeout(WAIT, s.read_to_end(&mut buf))
         .await
