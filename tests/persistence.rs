@@ -11,89 +11,10 @@ use std::sync::Arc;
 
 use caro_arena::store::sqlite::{self, SqliteStore};
 use caro_arena::store::{hash_token, Store};
+use common::scripted::*;
 use common::*;
 use futures::StreamExt;
 use serde_json::{json, Value};
-
-/// X plays (i, 0), O plays (i, 1): X makes five in row 0 on the 9th move.
-fn script(i: usize) -> (u8, u8) {
-    ((i / 2) as u8, (i % 2) as u8)
-}
-
-/// alice (X) and bob (O) seated in a new Caro room; every setup message read.
-async fn seated(addr: SocketAddr) -> (Client, Client, String, String, String) {
-    let mut alice = connect(addr).await;
-    alice.send(json!({"type": "hello", "name": "alice"})).await;
-    let wa = alice.recv().await;
-    let mut bob = connect(addr).await;
-    bob.send(json!({"type": "hello", "name": "bob"})).await;
-    let wb = bob.recv().await;
-    let (_, room) = create(
-        &mut alice,
-        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
-    )
-    .await;
-    bob.send(json!({"type": "join_room", "room_id": room}))
-        .await;
-    assert_eq!(bob.recv().await["type"], "room_joined");
-    bob.recv().await; // room_update
-    alice.recv().await; // room_update
-    let ta = wa["token"].as_str().unwrap().to_string();
-    let tb = wb["token"].as_str().unwrap().to_string();
-    (alice, bob, room, ta, tb)
-}
-
-/// Plays move `i` of the script and waits for the mover's acknowledgement (its copy with `re`).
-async fn play(mover: &mut Client, other: &mut Client, room: &str, i: usize) -> Value {
-    let (x, y) = script(i);
-    mover
-        .send(json!({"type": "move", "id": i, "room_id": room, "x": x, "y": y}))
-        .await;
-    let ack = mover.recv_skip(&["room_update"]).await;
-    assert_eq!(ack["type"], "move", "{ack}");
-    assert_eq!(ack["re"], i, "{ack}");
-    other.recv_skip(&["room_update"]).await;
-    ack
-}
-
-/// Resumes a session and returns its `room_joined`.
-async fn resume(addr: SocketAddr, token: &str) -> (Client, Value) {
-    let mut c = connect(addr).await;
-    c.send(json!({"type": "hello", "token": token})).await;
-    let w = c.recv().await;
-    assert_eq!(w["type"], "welcome", "{w}");
-    assert_eq!(w["resumed"], true, "{w}");
-    let j = c.recv_skip(&["room_update"]).await;
-    assert_eq!(j["type"], "room_joined", "{j}");
-    (c, j)
-}
-
-fn moves_json(n: usize) -> Value {
-    Value::Array(
-        (0..n)
-            .map(|i| {
-                let (x, y) = script(i);
-                json!([x, y])
-            })
-            .collect(),
-    )
-}
-
-/// Plays the script from move `from` to X's five; returns the game_over.
-async fn finish(alice: &mut Client, bob: &mut Client, room: &str, from: usize) -> Value {
-    for i in from..9 {
-        if i % 2 == 0 {
-            play(alice, bob, room, i).await;
-        } else {
-            play(bob, alice, room, i).await;
-        }
-    }
-    let over = alice.recv_skip(&["room_update"]).await;
-    assert_eq!(over["type"], "game_over", "{over}");
-    assert_eq!(over["result"], "x");
-    assert_eq!(over["seq"], 10);
-    over
-}
 
 #[tokio::test]
 async fn moves_survive_an_in_process_restart_and_the_replay_api_answers_exactly() {
@@ -101,14 +22,9 @@ async fn moves_survive_an_in_process_restart_and_the_replay_api_answers_exactly(
     let db = dir.path().join("games.db");
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
     let server = start_with_store(config(), store.clone()).await;
-    let (mut alice, mut bob, room, ta, tb) = seated(server.addr).await;
-    for i in 0..5 {
-        if i % 2 == 0 {
-            play(&mut alice, &mut bob, &room, i).await;
-        } else {
-            play(&mut bob, &mut alice, &room, i).await;
-        }
-    }
+    let (mut alice, mut bob, room, wa, wb) = seated(server.addr).await;
+    let (ta, tb) = (token(&wa), token(&wb));
+    play_moves(&mut alice, &mut bob, &room, 0..5).await;
     server.stop().await;
     drop(store); // joins the writer: the file is closed
     drop((alice, bob));
@@ -136,7 +52,7 @@ async fn moves_survive_an_in_process_restart_and_the_replay_api_answers_exactly(
 
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
     let server = start_with_store(config(), store.clone()).await;
-    let (mut alice, mut ja) = resume(server.addr, &ta).await;
+    let (mut alice, _, mut ja) = resume(server.addr, &ta).await;
     // Bob is held as away since the restart, on his turn: his countdown is the grace period.
     let away = take_countdowns(&mut ja);
     assert!(
@@ -151,7 +67,7 @@ async fn moves_survive_an_in_process_restart_and_the_replay_api_answers_exactly(
             "players": {"x": human("alice", true), "o": human("bob", false)},
             "spectators": 0, "moves": moves_json(5), "turn": "o", "seq": 5}})
     );
-    let (mut bob, jb) = resume(server.addr, &tb).await;
+    let (mut bob, _, jb) = resume(server.addr, &tb).await;
     assert_eq!(jb["room"]["moves"], moves_json(5));
     assert_eq!(jb["you"]["seat"], "o");
     finish(&mut alice, &mut bob, &room, 5).await;
@@ -284,15 +200,10 @@ async fn kill_9_mid_game_loses_no_acknowledged_move() {
         let v = carol.recv_skip(&["bot_thinking", "room_update"]).await;
         note(&mut seen, &v);
     }
-    let (mut alice, mut bob, room, ta, tb) = seated(addr).await;
+    let (mut alice, mut bob, room, wa, wb) = seated(addr).await;
+    let (ta, tb) = (token(&wa), token(&wb));
     // Moves as fast as acks come back, then SIGKILL right after the last acknowledgement.
-    for i in 0..6 {
-        if i % 2 == 0 {
-            play(&mut alice, &mut bob, &room, i).await;
-        } else {
-            play(&mut bob, &mut alice, &room, i).await;
-        }
-    }
+    play_moves(&mut alice, &mut bob, &room, 0..6).await;
     child.kill().unwrap(); // SIGKILL on unix
     child.wait().unwrap();
     drop((alice, bob));
@@ -314,8 +225,8 @@ async fn kill_9_mid_game_loses_no_acknowledged_move() {
     drop(conn);
 
     let (mut child, addr) = spawn_server(dir.path(), &db);
-    let (mut alice, ja) = resume(addr, &ta).await;
-    let (mut bob, jb) = resume(addr, &tb).await;
+    let (mut alice, _, ja) = resume(addr, &ta).await;
+    let (mut bob, _, jb) = resume(addr, &tb).await;
     assert_eq!(ja["room"]["moves"], moves_json(6));
     assert_eq!(jb["room"]["moves"], moves_json(6));
     assert_eq!(ja["room"]["seq"], 6);
@@ -571,7 +482,7 @@ async fn a_restored_bot_plays_its_turn_and_absent_players_lose_as_abandoned() {
     let quick = config_with("", "", "grace_ms = 30000", "");
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
     let server = start_with_store(quick, store.clone()).await;
-    let (mut ann, joined) = resume(server.addr, &token).await;
+    let (mut ann, _, joined) = resume(server.addr, &token).await;
     assert_eq!(joined["room"]["room_id"], room);
     if joined["room"]["moves"].as_array().unwrap().len() == 1 {
         let mv = ann.event().await;
@@ -722,7 +633,8 @@ async fn a_signal_closes_clients_with_1001_exits_0_and_keeps_the_game(signal: &s
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("games.db");
     let (mut child, addr) = spawn_server(dir.path(), &db);
-    let (mut alice, mut bob, room, ta, _) = seated(addr).await;
+    let (mut alice, mut bob, room, wa, _) = seated(addr).await;
+    let ta = token(&wa);
     play(&mut alice, &mut bob, &room, 0).await;
     play(&mut bob, &mut alice, &room, 1).await;
     let status = Command::new("kill")
@@ -740,7 +652,7 @@ async fn a_signal_closes_clients_with_1001_exits_0_and_keeps_the_game(signal: &s
     assert_eq!(exit.code(), Some(0), "{exit:?}");
 
     let (mut child, addr) = spawn_server(dir.path(), &db);
-    let (_alice, joined) = resume(addr, &ta).await;
+    let (_alice, _, joined) = resume(addr, &ta).await;
     assert_eq!(joined["room"]["room_id"], room);
     assert_eq!(joined["room"]["moves"], moves_json(2));
     child.kill().unwrap();
@@ -781,7 +693,7 @@ async fn a_restored_game_whose_bot_is_gone_is_finished_once() {
     .unwrap();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
     let server = start_with_store(without_quick, store.clone()).await;
-    let (mut alice, joined) = resume(server.addr, welcome["token"].as_str().unwrap()).await;
+    let (mut alice, _, joined) = resume(server.addr, welcome["token"].as_str().unwrap()).await;
     assert_eq!(joined["room"]["status"], "finished", "{joined}");
     assert_eq!(joined["room"]["result"], "x");
     assert_eq!(joined["room"]["reason"], "abandoned");

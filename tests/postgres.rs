@@ -13,6 +13,7 @@ use std::net::SocketAddr;
 use std::process::Child;
 
 use caro_arena::store::postgres::testing::fresh_database;
+use common::scripted::*;
 use common::*;
 use serde_json::{json, Value};
 
@@ -29,32 +30,12 @@ fn spawn_node(dir: &std::path::Path, url: &str) -> (Child, SocketAddr) {
     )
 }
 
-/// X plays (i, 0), O plays (i, 1): X makes five in row 0 on the 9th move.
-fn script(i: usize) -> (u8, u8) {
-    ((i / 2) as u8, (i % 2) as u8)
-}
-
 async fn hello(addr: SocketAddr, msg: Value) -> (Client, Value) {
     let mut c = connect(addr).await;
     c.send(msg).await;
     let w = c.recv().await;
     assert_eq!(w["type"], "welcome", "{w}");
     (c, w)
-}
-
-/// Plays move `i` of the script and waits for the mover's acknowledgement.
-async fn play(mover: &mut Client, other: &mut Client, room: &str, i: usize) {
-    let (x, y) = script(i);
-    mover
-        .send(json!({"type": "move", "id": i, "room_id": room, "x": x, "y": y}))
-        .await;
-    let ack = mover.recv_skip(&["room_update"]).await;
-    assert_eq!(
-        (&ack["type"], &ack["re"]),
-        (&json!("move"), &json!(i)),
-        "{ack}"
-    );
-    other.recv_skip(&["room_update"]).await;
 }
 
 fn kill(mut child: Child) {
@@ -69,25 +50,8 @@ async fn kill_9_on_postgres_loses_no_acknowledged_move_and_tokens_resume() {
     };
     let dir = tempfile::tempdir().unwrap();
     let (child, addr) = spawn_node(dir.path(), &url);
-    let (mut alice, wa) = hello(addr, json!({"type": "hello", "name": "alice"})).await;
-    let (mut bob, wb) = hello(addr, json!({"type": "hello", "name": "bob"})).await;
-    let (_, room) = create(
-        &mut alice,
-        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
-    )
-    .await;
-    bob.send(json!({"type": "join_room", "room_id": room}))
-        .await;
-    assert_eq!(bob.recv().await["type"], "room_joined");
-    bob.recv().await; // room_update
-    alice.recv().await; // room_update
-    for i in 0..6 {
-        if i % 2 == 0 {
-            play(&mut alice, &mut bob, &room, i).await;
-        } else {
-            play(&mut bob, &mut alice, &room, i).await;
-        }
-    }
+    let (mut alice, mut bob, room, wa, wb) = seated(addr).await;
+    play_moves(&mut alice, &mut bob, &room, 0..6).await;
     // SIGKILL right after the last acknowledgement.
     kill(child);
     drop((alice, bob));
@@ -95,33 +59,15 @@ async fn kill_9_on_postgres_loses_no_acknowledged_move_and_tokens_resume() {
     let (child, addr) = spawn_node(dir.path(), &url);
     let mut resumed = Vec::new();
     for w in [&wa, &wb] {
-        let (mut c, back) = hello(addr, json!({"type": "hello", "token": w["token"]})).await;
-        assert_eq!(
-            (&back["resumed"], &back["player_id"]),
-            (&json!(true), &w["player_id"]),
-            "{back}"
-        );
-        let joined = c.recv_skip(&["room_update"]).await;
-        assert_eq!(joined["type"], "room_joined", "{joined}");
-        let moves: Vec<Value> = (0..6).map(|i| json!([script(i).0, script(i).1])).collect();
-        assert_eq!(joined["room"]["moves"], json!(moves), "{joined}");
+        let (c, back, joined) = resume(addr, &token(w)).await;
+        assert_eq!(back["player_id"], w["player_id"], "{back}");
+        assert_eq!(joined["room"]["moves"], moves_json(6), "{joined}");
         assert_eq!(joined["room"]["seq"], 6);
         resumed.push(c);
     }
     let (mut bob, mut alice) = (resumed.pop().unwrap(), resumed.pop().unwrap());
     alice.recv_skip(&[]).await; // room_update: bob is back
-    for i in 6..9 {
-        if i % 2 == 0 {
-            play(&mut alice, &mut bob, &room, i).await;
-        } else {
-            play(&mut bob, &mut alice, &room, i).await;
-        }
-    }
-    let over = alice.recv_skip(&["room_update"]).await;
-    assert_eq!(
-        (&over["type"], &over["result"]),
-        (&json!("game_over"), &json!("x"))
-    );
+    finish(&mut alice, &mut bob, &room, 6).await;
     let (status, body) = http_get(addr, &format!("/api/games/{room}")).await;
     assert!(status.contains("200"), "{status}");
     let game: Value = serde_json::from_str(&body).unwrap();

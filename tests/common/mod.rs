@@ -4,6 +4,7 @@
 
 pub mod fake;
 pub mod rated;
+pub mod scripted;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
