@@ -158,6 +158,7 @@ impl MemoryStore {
                 StoreEvent::Session { .. }
                 | StoreEvent::SessionsExpired { .. }
                 | StoreEvent::Account(_)
+                | StoreEvent::Owner { .. }
                 | StoreEvent::Analysis { .. } => {}
             }
         }
@@ -289,7 +290,7 @@ impl Store for MemoryStore {
                 );
             }
             // Nothing here is read back at start (memory does not survive a restart).
-            StoreEvent::SessionsExpired { .. } => {}
+            StoreEvent::SessionsExpired { .. } | StoreEvent::Owner { .. } => {}
             StoreEvent::Account(a) => self.account(a),
             StoreEvent::Analysis { game_id, json, .. } => {
                 self.analyses.lock().insert(game_id, json);

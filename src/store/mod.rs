@@ -204,6 +204,16 @@ pub enum StoreEvent {
     },
     /// An account change ([`crate::accounts`]).
     Account(AccountEvent),
+    /// This node now owns room `room_id` (a cluster, docs/scaling.md): the PostgreSQL store
+    /// raises the room's fence in `room_owners` and from then on commits the room's events only
+    /// while the fence is still the one it raised, so a node that lost the room can never
+    /// commit over its new owner. Stores one node owns ignore it.
+    Owner {
+        /// Room.
+        room_id: String,
+        /// The node taking it.
+        node: String,
+    },
     /// A finished post-game analysis of a stored game (`crate::analysis`), replacing any
     /// earlier one of the game.
     Analysis {
@@ -214,6 +224,25 @@ pub enum StoreEvent {
         /// The [`crate::analysis::Analysis`] as JSON.
         json: String,
     },
+}
+
+impl StoreEvent {
+    /// The room whose game record this event belongs to (`None` for sessions, accounts,
+    /// analyses of finished games, ownership).
+    pub fn room(&self) -> Option<&str> {
+        match self {
+            StoreEvent::Created(c) => Some(&c.room_id),
+            StoreEvent::Move { room_id, .. }
+            | StoreEvent::Result { room_id, .. }
+            | StoreEvent::Takeback { room_id, .. }
+            | StoreEvent::Chat { room_id, .. } => Some(room_id),
+            StoreEvent::Session { .. }
+            | StoreEvent::SessionsExpired { .. }
+            | StoreEvent::Account(_)
+            | StoreEvent::Owner { .. }
+            | StoreEvent::Analysis { .. } => None,
+        }
+    }
 }
 
 /// What changes in accounts. No password ever appears here, only its argon2id PHC string, and
@@ -336,6 +365,18 @@ pub trait Store: Send + Sync + 'static {
     fn account_of_token(&self, _token_hash: &str) -> Result<Option<StoredAccount>, StoreError> {
         Ok(None)
     }
+    /// The session of a token (by its hash) and the unfinished games it holds a seat in, looked
+    /// up when a `hello` brings a token this node does not hold: in a cluster another node may
+    /// have issued it. Stores one node owns answer `None` (every resumable session is in memory
+    /// from [`Store::restore`]). Blocks.
+    fn session_of_token(
+        &self,
+        _token_hash: &str,
+    ) -> Result<Option<(RestoredSession, Vec<String>)>, StoreError> {
+        Ok(None)
+    }
+    /// The room `room_id` closed or moved: this node no longer commits for it under a fence.
+    fn release_room(&self, _room_id: &str) {}
     /// Finished games, newest first. Blocks.
     fn list_games(&self, _query: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {
         Ok(Vec::new())

@@ -408,6 +408,8 @@ fn write_event(tx: &Transaction<'_>, event: &StoreEvent, at: i64) -> Result<(), 
             .execute(params![room_id, seat_str(*seat), name, text, at])?;
         }
         StoreEvent::Account(a) => write_account(tx, a, at)?,
+        // One node owns an SQLite file: nothing to fence.
+        StoreEvent::Owner { .. } => {}
         StoreEvent::Analysis {
             game_id,
             nodes_per_position,

@@ -94,7 +94,13 @@ impl<C: Channel> Writer<C> {
 
 /// Tells every waiter of a written batch how its transaction ended.
 pub(super) fn answer(batch: Vec<Msg>, result: &Result<(), String>) {
-    for m in batch {
+    answer_each(batch, |_| result.clone())
+}
+
+/// Tells each waiter of a written batch how its event ended: `result(i)` for the `i`th message.
+pub(super) fn answer_each(batch: Vec<Msg>, result: impl Fn(usize) -> Result<(), String>) {
+    for (i, m) in batch.into_iter().enumerate() {
+        let result = &result(i);
         match m {
             Msg::Event {
                 done: Some(done), ..

@@ -28,10 +28,13 @@ pub mod testing;
 mod tests;
 mod write;
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::Duration;
 
+use dashmap::DashMap;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use parking_lot::Mutex;
 use tokio::sync::mpsc as tmpsc;
@@ -39,7 +42,7 @@ use tokio_postgres::{NoTls, Row};
 
 use crate::protocol::{ChatChannel, ChatLine, Seat};
 
-use super::writer::{answer, Msg, Writer};
+use super::writer::{answer, answer_each, Msg, Writer};
 use super::{
     Commit, GamePlayers, GameQuery, GameRecord, GameSummary, MoveRecord, PlayerRecord,
     RatingHistoryRow, RatingRow, Restored, RestoredSession, SeatRecord, Store, StoreAccounts,
@@ -65,6 +68,8 @@ pub struct PostgresStore {
     handle: tokio::runtime::Handle,
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     writer_done: Mutex<Option<mpsc::Receiver<()>>>,
+    /// The fences of the rooms this node owns in a cluster (see `write_batch`).
+    fences: Fences,
 }
 
 fn invalid(what: impl std::fmt::Display) -> StoreError {
@@ -117,6 +122,7 @@ impl PostgresStore {
             handle,
             runtime: Mutex::new(Some(runtime)),
             writer_done: Mutex::new(None),
+            fences: Fences::default(),
         };
         store.block({
             let pool = pool.clone();
@@ -131,8 +137,9 @@ impl PostgresStore {
         })?;
         let (tx, rx) = tmpsc::unbounded_channel();
         let (done_tx, done_rx) = mpsc::channel();
+        let fences = store.fences.clone();
         store.handle.spawn(async move {
-            write_loop(pool, rx).await;
+            write_loop(pool, fences, rx).await;
             let _ = done_tx.send(());
         });
         store.tx.start(tx);
@@ -166,7 +173,7 @@ impl Drop for PostgresStore {
     }
 }
 
-async fn write_loop(pool: Pool, mut rx: tmpsc::UnboundedReceiver<Msg>) {
+async fn write_loop(pool: Pool, fences: Fences, mut rx: tmpsc::UnboundedReceiver<Msg>) {
     while let Some(first) = rx.recv().await {
         let mut batch = vec![first];
         while batch.len() < MAX_BATCH {
@@ -175,27 +182,71 @@ async fn write_loop(pool: Pool, mut rx: tmpsc::UnboundedReceiver<Msg>) {
                 Err(_) => break,
             }
         }
-        let result = write_batch(&pool, &batch).await.map_err(|e| {
-            tracing::error!("store: writing {} events failed: {e}", batch.len());
-            e.to_string()
-        });
-        answer(batch, &result);
+        match write_batch(&pool, &fences, &batch).await {
+            Ok(fenced) => answer_each(batch, |i| match fenced.contains(&i) {
+                false => Ok(()),
+                true => Err("another node owns this room now (fenced)".to_string()),
+            }),
+            Err(e) => {
+                tracing::error!("store: writing {} events failed: {e}", batch.len());
+                answer(batch, &Err(e.to_string()));
+            }
+        }
     }
 }
 
-async fn write_batch(pool: &Pool, batch: &[Msg]) -> Result<(), StoreError> {
+/// The fence this node holds for each room it owns in a cluster (empty otherwise).
+type Fences = Arc<DashMap<String, i64>>;
+
+/// Writes a batch in one transaction. An event of a room whose fence this node holds is
+/// written only if the database still has that fence (a room it lost to another node is not):
+/// returns the indexes of the events refused so.
+async fn write_batch(
+    pool: &Pool,
+    fences: &Fences,
+    batch: &[Msg],
+) -> Result<Vec<usize>, StoreError> {
     if !batch.iter().any(|m| matches!(m, Msg::Event { .. })) {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
-    for m in batch {
-        if let Msg::Event { event, at, .. } = m {
-            write_event(&tx, event, *at).await?;
+    // Fences raised in this batch (kept once it commits) and the rooms checked, with the answer.
+    let mut raised: HashMap<&str, i64> = HashMap::new();
+    let mut checked: HashMap<&str, bool> = HashMap::new();
+    let mut fenced = Vec::new();
+    for (i, m) in batch.iter().enumerate() {
+        let Msg::Event { event, at, .. } = m else {
+            continue;
+        };
+        if let StoreEvent::Owner { room_id, node } = event {
+            raised.insert(room_id, write::raise_fence(&tx, room_id, node, *at).await?);
+            checked.insert(room_id, true);
+            continue;
         }
+        if let Some(room) = event.room() {
+            let held = fences.get(room).map(|f| *f);
+            if let (Some(fence), None) = (held, checked.get(room)) {
+                checked.insert(room, write::holds_fence(&tx, room, fence).await?);
+            }
+            if checked.get(room) == Some(&false) {
+                fenced.push(i);
+                continue;
+            }
+        }
+        write_event(&tx, event, *at).await?;
     }
     tx.commit().await?;
-    Ok(())
+    for (room, fence) in raised {
+        fences.insert(room.to_string(), fence);
+    }
+    for (room, holds) in checked {
+        if !holds {
+            tracing::warn!(room, "a commit was fenced off: another node owns the room");
+            fences.remove(room);
+        }
+    }
+    Ok(fenced)
 }
 
 /// A game with both its seats in one row (`summary`).
@@ -411,6 +462,45 @@ impl Store for PostgresStore {
                 phc: r.get(2),
             }))
         })
+    }
+
+    fn session_of_token(
+        &self,
+        token_hash: &str,
+    ) -> Result<Option<(RestoredSession, Vec<String>)>, StoreError> {
+        let (pool, hash) = (self.pool.clone(), token_hash.to_string());
+        self.block(async move {
+            let client = pool.get().await?;
+            let Some(row) = client
+                .query_opt(
+                    "SELECT token_hash, player_id, name FROM sessions WHERE token_hash = $1",
+                    &[&hash],
+                )
+                .await?
+            else {
+                return Ok(None);
+            };
+            let session = RestoredSession {
+                token_hash: row.get(0),
+                player_id: row.get(1),
+                name: row.get(2),
+            };
+            let rooms = client
+                .query(
+                    "SELECT g.id FROM games g JOIN seats s ON s.game_id = g.id
+                     WHERE g.finished_at IS NULL AND s.player_id = $1 ORDER BY g.id",
+                    &[&session.player_id],
+                )
+                .await?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            Ok(Some((session, rooms)))
+        })
+    }
+
+    fn release_room(&self, room_id: &str) {
+        self.fences.remove(room_id);
     }
 
     fn list_games(&self, q: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {

@@ -118,6 +118,14 @@ pub const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (player_id, family, game_id)
     );
     CREATE INDEX rating_history_player ON rating_history (player_id, at_ms);"#,
+    // v3: room ownership in a cluster (docs/scaling.md, "Fencing"): the fence each new owner
+    // of a room raises, and that every commit of the room's events checks.
+    r#"CREATE TABLE room_owners (
+        room_id TEXT COLLATE "C" PRIMARY KEY,
+        fence   BIGINT NOT NULL,
+        node    TEXT NOT NULL,
+        at_ms   BIGINT NOT NULL
+    );"#,
 ];
 
 /// The advisory lock key every node takes while migrating ("caro" in ASCII).

@@ -161,6 +161,8 @@ pub(super) async fn write_event(
             .await?;
         }
         StoreEvent::Account(a) => write_account(tx, a, at).await?,
+        // Written by the batch itself (`super::write_batch`), which keeps the fence it raised.
+        StoreEvent::Owner { .. } => {}
         StoreEvent::Analysis {
             game_id,
             nodes_per_position,
@@ -311,4 +313,36 @@ async fn write_ratings(
         .await?;
     }
     Ok(())
+}
+
+/// Raises room `room`'s fence for `node` (the first owner gets 1) and returns it.
+pub(super) async fn raise_fence(
+    tx: &Transaction<'_>,
+    room: &str,
+    node: &str,
+    at: i64,
+) -> Result<i64, tokio_postgres::Error> {
+    let st = tx
+        .prepare_cached(
+            "INSERT INTO room_owners (room_id, fence, node, at_ms) VALUES ($1, 1, $2, $3)
+             ON CONFLICT (room_id) DO UPDATE SET fence = room_owners.fence + 1,
+                 node = excluded.node, at_ms = excluded.at_ms
+             RETURNING fence",
+        )
+        .await?;
+    Ok(tx.query_one(&st, &[&room, &node, &at]).await?.get(0))
+}
+
+/// Whether room `room`'s fence is still `fence`. Locks the row until the transaction ends, so
+/// a new owner's [`raise_fence`] waits for this batch and then reads the game after it.
+pub(super) async fn holds_fence(
+    tx: &Transaction<'_>,
+    room: &str,
+    fence: i64,
+) -> Result<bool, tokio_postgres::Error> {
+    let st = tx
+        .prepare_cached("SELECT fence FROM room_owners WHERE room_id = $1 FOR SHARE")
+        .await?;
+    let now: Option<i64> = tx.query_opt(&st, &[&room]).await?.map(|r| r.get(0));
+    Ok(now == Some(fence))
 }
