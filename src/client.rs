@@ -43,12 +43,30 @@ pub(crate) const READER: usize = 0;
 /// The writer's slot in [`Kick`].
 pub(crate) const WRITER: usize = 1;
 
+/// A connection on another node of a cluster, as the node that owns a room sees it: what is
+/// sent goes to that node (`crate::cluster`), which hands it to its own connection.
+pub trait Forwarder: Send + Sync {
+    /// Queues `bytes` for the remote connection; false if the link to its node is overwhelmed.
+    fn send(&self, bytes: Utf8Bytes) -> bool;
+    /// Asks the remote connection to close with `code`.
+    fn close(&self, code: u16, reason: &'static str);
+}
+
+/// Where a handle's messages go.
+#[derive(Clone)]
+enum Sink {
+    /// A connection of this process: its writer's queue.
+    Local(mpsc::Sender<Utf8Bytes>),
+    /// A connection of another node.
+    Remote(Arc<dyn Forwarder>),
+}
+
 /// A cheap, cloneable way to send to one connection without ever waiting.
 #[derive(Clone)]
 pub struct ClientHandle {
     /// Unique per connection.
     pub conn_id: u64,
-    tx: mpsc::Sender<Utf8Bytes>,
+    tx: Sink,
     kick: Arc<Kick>,
     metrics: Arc<Metrics>,
     /// Bytes queued and not yet written to the socket: added here, taken off by the writer once
@@ -79,7 +97,7 @@ impl ClientHandle {
         let (tx, rx) = mpsc::channel(queue);
         let handle = ClientHandle {
             conn_id,
-            tx,
+            tx: Sink::Local(tx),
             kick: Arc::default(),
             metrics,
             queued: Arc::default(),
@@ -94,6 +112,19 @@ impl ClientHandle {
     /// A message larger than the byte bound still goes out when nothing else is waiting: the
     /// bound is on what piles up, and one reply (a lobby's first page) may be large.
     pub fn send(&self, bytes: Utf8Bytes) -> bool {
+        let tx = match &self.tx {
+            Sink::Local(tx) => tx,
+            Sink::Remote(f) => {
+                if self.is_closing() {
+                    return false;
+                }
+                if !f.send(bytes) {
+                    self.too_slow("too slow: the link to its node is full");
+                    return false;
+                }
+                return true;
+            }
+        };
         let len = bytes.len();
         let before = self.queued.fetch_add(len, Relaxed);
         if before > 0 && before.saturating_add(len) > self.max_bytes {
@@ -101,7 +132,7 @@ impl ClientHandle {
             self.too_slow("too slow: queued bytes over limits.send_queue_bytes");
             return false;
         }
-        match self.tx.try_send(bytes) {
+        match tx.try_send(bytes) {
             Ok(()) => true,
             Err(e) => {
                 self.queued.fetch_sub(len, Relaxed);
@@ -137,7 +168,24 @@ impl ClientHandle {
 
     /// Asks the connection to close with `code`; the first request wins. True if this was it.
     pub fn close(&self, code: u16, reason: &'static str) -> bool {
-        self.kick.raise((code, reason))
+        let first = self.kick.raise((code, reason));
+        if let (true, Sink::Remote(f)) = (first, &self.tx) {
+            f.close(code, reason);
+        }
+        first
+    }
+
+    /// A handle, numbered `conn_id` here, for a connection of another node that `forwarder`
+    /// reaches.
+    pub fn remote(conn_id: u64, forwarder: Arc<dyn Forwarder>, metrics: Arc<Metrics>) -> Self {
+        ClientHandle {
+            conn_id,
+            tx: Sink::Remote(forwarder),
+            kick: Arc::default(),
+            metrics,
+            queued: Arc::default(),
+            max_bytes: usize::MAX,
+        }
     }
 
     /// Whether a close was requested.

@@ -14,6 +14,7 @@
 pub mod analysis;
 pub mod bots;
 pub mod chat;
+pub mod cluster;
 pub mod limits;
 pub mod ratings;
 pub mod rooms;
@@ -29,6 +30,7 @@ use serde::Deserialize;
 pub use analysis::{AnalysisConfig, RawAnalysis};
 pub use bots::{BotConfig, BotEngine, OutsideConfig, RawBot, RawSearch, SearchConfig};
 pub use chat::{ChatConfig, RawChat};
+pub use cluster::{ClusterConfig, RawCluster};
 pub use limits::{Limits, RawLimits};
 pub use ratings::{RatingsConfig, RawRatings};
 pub use rooms::{RawRooms, RoomsConfig};
@@ -94,6 +96,8 @@ pub struct RawConfig {
     pub analysis: RawAnalysis,
     /// `[ratings]`
     pub ratings: RawRatings,
+    /// `[cluster]`; absent: a single node.
+    pub cluster: Option<RawCluster>,
     /// `[bots.<name>]`; none at all: the shipped levels.
     pub bots: Option<IndexMap<String, RawBot>>,
 }
@@ -117,6 +121,8 @@ pub struct Config {
     pub analysis: AnalysisConfig,
     /// `[ratings]`: leaderboard rules and the bots' deviation.
     pub ratings: RatingsConfig,
+    /// `[cluster]`: Redis, node id and lease when this node is one of several.
+    pub cluster: Option<ClusterConfig>,
     /// `[bots.<name>]`: bot levels by name, in the file's order.
     pub bots: IndexMap<String, BotConfig>,
 }
@@ -160,9 +166,20 @@ impl TryFrom<RawConfig> for Config {
             store,
             analysis,
             ratings,
+            cluster,
             bots,
         } = raw;
-        let store = store.try_into()?;
+        let store: StoreConfig = store.try_into()?;
+        let cluster = match cluster {
+            None => None,
+            Some(_) if store.url.is_none() => {
+                return Err(invalid(
+                    "cluster",
+                    "needs [store] url: the nodes of a cluster share one PostgreSQL database",
+                ))
+            }
+            Some(c) => Some(ClusterConfig::try_from(c)?),
+        };
         Ok(Config {
             server: server.try_into()?,
             limits: limits.try_into()?,
@@ -172,6 +189,7 @@ impl TryFrom<RawConfig> for Config {
             store,
             analysis: analysis.try_into()?,
             ratings: ratings.try_into()?,
+            cluster,
             bots: bots::levels(bots)?,
         })
     }

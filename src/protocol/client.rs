@@ -1,6 +1,6 @@
 //! What clients send: [`ClientMsg`] and its parts, and [`parse`], which reads one text frame.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::OfferKind;
@@ -19,7 +19,7 @@ pub enum SeatSpec {
 }
 
 /// What `join_room` asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum JoinAs {
     /// A seat (an open one).

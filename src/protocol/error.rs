@@ -1,9 +1,9 @@
 //! Errors for clients: a stable [`ErrorCode`] and a message for humans ([`ProtoError`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Stable error codes clients can match on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// Not JSON, not an object, unknown type, missing or mistyped field.
@@ -80,6 +80,9 @@ pub enum ErrorCode {
     NotLoggedIn,
     /// `login` from a connection in a room: leave it first.
     InRoom,
+    /// The node that runs the room did not answer in time (a cluster: it may have just
+    /// failed, and another node takes the room within the lease time): retry.
+    RoomUnavailable,
 }
 
 impl ErrorCode {
@@ -123,6 +126,7 @@ impl ErrorCode {
             ErrorCode::AlreadyRegistered => "already_registered",
             ErrorCode::NotLoggedIn => "not_logged_in",
             ErrorCode::InRoom => "in_room",
+            ErrorCode::RoomUnavailable => "room_unavailable",
         }
     }
 }

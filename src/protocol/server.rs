@@ -124,6 +124,36 @@ pub struct RoomSummary {
     pub rated: bool,
 }
 
+/// A room as a list shows it: one this node runs, or, in a cluster, one another node runs, as
+/// that node serialized its summary (passed on as it came, never parsed into a summary).
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum Listed {
+    /// A room of this node.
+    Here(Box<RoomSummary>),
+    /// A room of another node: its summary's JSON.
+    Elsewhere(Arc<serde_json::value::RawValue>),
+}
+
+impl Listed {
+    /// The JSON of the summary.
+    pub fn json(&self) -> String {
+        match self {
+            Listed::Here(s) => serde_json::to_string(s).unwrap_or_default(),
+            Listed::Elsewhere(raw) => raw.get().to_string(),
+        }
+    }
+}
+
+impl PartialEq for Listed {
+    fn eq(&self, other: &Listed) -> bool {
+        match (self, other) {
+            (Listed::Here(a), Listed::Here(b)) => a == b,
+            _ => self.json() == other.json(),
+        }
+    }
+}
+
 /// The full state of a room, in `room_joined`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RoomState {
@@ -218,7 +248,7 @@ pub enum ServerMsg {
     /// Reply to `list_rooms` and `watch_lobby`.
     RoomList {
         /// Summaries.
-        rooms: Vec<RoomSummary>,
+        rooms: Vec<Listed>,
         /// More rooms follow: the `after` of the next page. Absent on the last page.
         #[serde(skip_serializing_if = "Option::is_none")]
         next: Option<String>,
@@ -227,7 +257,7 @@ pub enum ServerMsg {
     /// since the last update.
     LobbyUpdate {
         /// New or changed summaries.
-        rooms: Vec<RoomSummary>,
+        rooms: Vec<Listed>,
         /// Closed rooms.
         removed: Vec<String>,
     },
