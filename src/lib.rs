@@ -21,6 +21,7 @@ pub mod accounts;
 pub mod analysis;
 pub mod bot;
 pub mod client;
+pub mod cluster;
 pub mod config;
 pub mod connection;
 pub mod http;
@@ -179,6 +180,11 @@ impl Server {
         self.connections.insert(client.conn_id, client);
     }
 
+    /// An open connection of this node, by id.
+    pub(crate) fn connection(&self, conn_id: u64) -> Option<ClientHandle> {
+        self.connections.get(&conn_id).map(|c| c.clone())
+    }
+
     /// Forgets a closed connection.
     pub(crate) fn remove_connection(&self, conn_id: u64) {
         self.connections.remove(&conn_id);
@@ -217,7 +223,21 @@ pub async fn run_with_store(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let server = Server::new(config, store);
+    let cluster = match &server.config.cluster {
+        None => None,
+        Some(c) => {
+            let (link, out) = cluster::Link::connect(c, server.metrics.clone())
+                .await
+                .map_err(|e| std::io::Error::other(format!("cannot reach Redis: {e}")))?;
+            server.lobby.join_cluster(link.clone());
+            tracing::info!(node = %link.node, "cluster node");
+            Some((link, out))
+        }
+    };
     restore(&server).await?;
+    if let Some((link, out)) = cluster {
+        cluster::node::start(&server, link, out);
+    }
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "listening");
     }
@@ -274,6 +294,22 @@ pub async fn run_with_store(
     Ok(())
 }
 
+/// Notes room `id` as a seat of each player of `game`.
+fn add_seats(
+    seats: &mut std::collections::HashMap<String, std::collections::HashSet<Arc<str>>>,
+    game: &store::GameRecord,
+    id: &Arc<str>,
+) {
+    for p in [&game.summary.players.x, &game.summary.players.o] {
+        if let store::SeatRecord::Human { player_id, .. } = p {
+            seats
+                .entry(player_id.clone())
+                .or_default()
+                .insert(id.clone());
+        }
+    }
+}
+
 /// Restores the store's unfinished games into rooms and the sessions seated in them, so players
 /// who come back with their tokens find their games as they were.
 async fn restore(server: &Arc<Server>) -> std::io::Result<()> {
@@ -297,17 +333,17 @@ async fn restore(server: &Arc<Server>) -> std::io::Result<()> {
     let mut seats: std::collections::HashMap<String, std::collections::HashSet<Arc<str>>> =
         std::collections::HashMap::new();
     for game in &restored.games {
-        match server.lobby.restore_room(game) {
-            Ok(id) => {
-                for p in [&game.summary.players.x, &game.summary.players.o] {
-                    if let store::SeatRecord::Human { player_id, .. } = p {
-                        seats
-                            .entry(player_id.clone())
-                            .or_default()
-                            .insert(id.clone());
-                    }
-                }
+        let id: Arc<str> = game.summary.id.as_str().into();
+        // In a cluster, only the games whose lease this node wins run here (the others run
+        // elsewhere; their players' seats still point at them).
+        if let Some(link) = server.lobby.cluster() {
+            if !cluster::node::claim_at_start(server, link, &id).await {
+                add_seats(&mut seats, game, &id);
+                continue;
             }
+        }
+        match server.lobby.restore_room(game) {
+            Ok(id) => add_seats(&mut seats, game, &id),
             Err(e) => tracing::error!(game = %game.summary.id, "cannot restore: {e}"),
         }
     }

@@ -1,6 +1,7 @@
 //! What a connection does with each message once it is admitted: `hello` (sessions), then the
 //! lobby's messages here and the room's forwarded to the room.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -12,7 +13,7 @@ use crate::pairing::{Fallback, SeekTerms};
 use crate::protocol::{
     encode, ClientMsg, ErrorCode, ProtoError, SeatSpec, ServerMsg, PROTOCOL_VERSION,
 };
-use crate::room::{RoomCmd, SeatKind, Who};
+use crate::room::{RoomCmd, RoomHandle, SeatKind, Who};
 
 impl Conn {
     pub(super) fn who(&self, session: &Session) -> Who {
@@ -23,11 +24,14 @@ impl Conn {
         }
     }
 
-    pub(super) fn room(&self, room_id: &str) -> Result<crate::lobby::RoomEntry, ProtoError> {
-        self.server
-            .lobby
-            .room(room_id)
-            .ok_or_else(|| ProtoError::new(ErrorCode::NoSuchRoom, format!("no room {room_id:?}")))
+    /// A room by id: this node's, or in a cluster one another node runs (or, when its node
+    /// died, one this node takes over).
+    pub(super) async fn room(&self, room_id: &str) -> Result<RoomHandle, ProtoError> {
+        let found = match self.server.lobby.room(room_id) {
+            Some(entry) => Some(entry.handle),
+            None => crate::cluster::node::locate(&self.server, room_id, false).await,
+        };
+        found.ok_or_else(|| ProtoError::new(ErrorCode::NoSuchRoom, format!("no room {room_id:?}")))
     }
 
     /// Sends `cmd` to a room: one this connection is in through its own handle, any other
@@ -35,7 +39,7 @@ impl Conn {
     pub(super) async fn send_to_room(&self, room_id: &str, cmd: RoomCmd) -> Result<(), ProtoError> {
         match self.rooms.get(room_id) {
             Some(handle) => handle.send(cmd).await,
-            None => self.room(room_id)?.handle.send(cmd).await,
+            None => self.room(room_id).await?.send(cmd).await,
         }
     }
 
@@ -120,20 +124,20 @@ impl Conn {
                 self.rooms.insert(handle.id.clone(), handle);
             }
             ClientMsg::JoinRoom { room_id, as_ } => {
-                let entry = self.room(&room_id)?;
-                let seat = entry
-                    .handle
-                    .join(self.who(&session), as_, re.cloned())
-                    .await?;
+                let handle = self.room(&room_id).await?;
+                let seat = handle.join(self.who(&session), as_, re.cloned()).await?;
                 if seat.is_some() {
                     self.server.lobby.seated(&session);
-                    session.add_seat(entry.handle.id.clone());
+                    session.add_seat(handle.id.clone());
                 }
-                self.rooms.insert(entry.handle.id.clone(), entry.handle);
+                self.rooms.insert(handle.id.clone(), handle);
             }
             ClientMsg::LeaveRoom { room_id } => {
-                let entry = self.room(&room_id)?;
-                entry.handle.leave(self.who(&session)).await?;
+                let handle = match self.rooms.get(room_id.as_str()) {
+                    Some(h) => h.clone(),
+                    None => self.room(&room_id).await?,
+                };
+                handle.leave(self.who(&session)).await?;
                 self.rooms.remove(&*room_id);
                 session.remove_seat(&room_id);
                 reply(ServerMsg::Left { room_id });
@@ -244,7 +248,7 @@ impl Conn {
                 let text = crate::names::chat_line(&text, self.server.config.chat.max_chars)?;
                 // Only a line the room may take costs from the bucket.
                 if !self.rooms.contains_key(room_id.as_str()) {
-                    self.room(&room_id)?;
+                    self.room(&room_id).await?;
                     return Err(ProtoError::new(
                         ErrorCode::NotInRoom,
                         "join the room to chat in it",
@@ -286,6 +290,27 @@ impl Conn {
         }
     }
 
+    /// In a cluster, a token this node does not hold may be a session another node issued
+    /// (it is in the database once it took a seat): adopts it with the seats the store says it
+    /// holds, so the `hello` resumes it here.
+    async fn adopt_session(&self, token: &str) {
+        if self.server.lobby.cluster().is_none() || self.server.lobby.session(token).is_some() {
+            return;
+        }
+        let store = self.server.store.clone();
+        let hash = crate::store::hash_token(token);
+        match tokio::task::spawn_blocking(move || store.session_of_token(&hash)).await {
+            Ok(Ok(Some((s, rooms)))) => {
+                let seats = rooms.into_iter().map(Arc::from).collect();
+                let lobby = &self.server.lobby;
+                lobby.restore_session(s.token_hash, s.player_id.into(), s.name.into(), seats);
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => tracing::warn!("store: looking up a session failed: {e}"),
+            Err(e) => tracing::warn!("store: looking up a session failed: {e}"),
+        }
+    }
+
     pub(super) async fn hello(
         &mut self,
         name: Option<String>,
@@ -299,6 +324,7 @@ impl Conn {
         let lobby = &self.server.lobby;
         if let Some(t) = token.as_deref() {
             self.adopt_account_token(t).await;
+            self.adopt_session(t).await;
         }
         // A token the lobby no longer holds (a restart, the janitor) but that is bound to an
         // account resumes the account, in a session without seats.
@@ -359,10 +385,12 @@ impl Conn {
         ));
         if resumed {
             for room_id in session.seats() {
-                let back = match lobby.room(&room_id) {
-                    Some(entry) if entry.handle.reconnect(self.who(&session)).await => {
-                        Some(entry.handle)
-                    }
+                let found = match lobby.room(&room_id) {
+                    Some(entry) => Some(entry.handle),
+                    None => crate::cluster::node::locate(&self.server, &room_id, true).await,
+                };
+                let back = match found {
+                    Some(handle) if handle.reconnect(self.who(&session)).await => Some(handle),
                     _ => None,
                 };
                 match back {

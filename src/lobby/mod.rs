@@ -33,8 +33,9 @@ use caps::Claims;
 pub use caps::PlayerCaps;
 
 use crate::client::ClientHandle;
+use crate::cluster::Link;
 use crate::latest::Latest;
-use crate::protocol::{encode, ErrorCode, ProtoError, RoomSummary, SeatSpec, ServerMsg};
+use crate::protocol::{encode, ErrorCode, Listed, ProtoError, RoomSummary, SeatSpec, ServerMsg};
 use crate::room::{self, Joined, Matchup, RoomContext, RoomHandle, RoomParams, Who};
 use crate::store::{hash_token, now_ms, GameRecord, StoreEvent};
 
@@ -114,6 +115,10 @@ struct Rooms {
     closed: Mutex<Vec<Arc<str>>>,
     /// The unfinished rooms each player has created.
     claims: Mutex<Claims>,
+    /// The store rooms record to (for the fence of a new room in a cluster).
+    store_ref: std::sync::OnceLock<Arc<dyn crate::store::Store>>,
+    /// The cluster this node is part of, if any.
+    cluster: std::sync::OnceLock<Arc<Link>>,
 }
 
 impl Rooms {
@@ -127,7 +132,29 @@ impl Rooms {
             ));
         }
         let caps = *self.player_caps.lock();
-        self.claims.lock().claim(&caps, id, creator, matchup)
+        self.claims
+            .lock()
+            .claim(&caps, id.clone(), creator, matchup)?;
+        self.owned(&id);
+        Ok(())
+    }
+
+    /// In a cluster, a new room `id` is this node's: its fence is raised before its first
+    /// event (the store keeps order) and its lease taken.
+    fn owned(&self, id: &str) {
+        if let Some(link) = self.cluster.get() {
+            drop(self.store().record(StoreEvent::Owner {
+                room_id: id.to_string(),
+                node: link.node.to_string(),
+            }));
+            link.take_new(id);
+        }
+    }
+
+    fn store(&self) -> &Arc<dyn crate::store::Store> {
+        self.store_ref
+            .get()
+            .expect("the lobby sets the store at start")
     }
 }
 
@@ -157,6 +184,10 @@ impl room::Registry for Rooms {
     fn room_closed(&self, id: &str) {
         self.claims.lock().release(id);
         if let Some((id, _)) = self.map.remove(id) {
+            if let Some(link) = self.cluster.get() {
+                self.store().release_room(&id);
+                link.release(&id);
+            }
             self.closed.lock().push(id);
         }
     }
@@ -176,6 +207,21 @@ pub struct Lobby {
     watchers: DashMap<u64, ClientHandle>,
     /// What every room it opens is given.
     rooms_ctx: Arc<RoomContext>,
+    /// Rooms other nodes of a cluster run, as their lobby frames said.
+    remote: DashMap<Arc<str>, RemoteRoom, ahash::RandomState>,
+    /// Changes of remote rooms not yet told to this node's watchers.
+    remote_changes: Mutex<(Vec<Listed>, Vec<String>)>,
+    /// Set when every local room must be published again (Redis came back).
+    republish: AtomicBool,
+}
+
+/// A room another node runs.
+#[derive(Clone)]
+pub struct RemoteRoom {
+    /// Its node.
+    pub node: Arc<str>,
+    /// Its summary as that node serialized it.
+    pub summary: Arc<serde_json::value::RawValue>,
 }
 
 impl Lobby {
@@ -190,12 +236,78 @@ impl Lobby {
             player_caps: Mutex::new(PlayerCaps::NONE),
             ..Rooms::default()
         });
+        let rooms_ctx = Arc::new(context(rooms.clone()));
+        let _ = rooms.store_ref.set(rooms_ctx.store.clone());
         Lobby {
-            rooms_ctx: Arc::new(context(rooms.clone())),
+            rooms_ctx,
             rooms,
             sessions: DashMap::new(),
             watchers: DashMap::new(),
+            remote: DashMap::default(),
+            remote_changes: Mutex::default(),
+            republish: AtomicBool::new(false),
         }
+    }
+    /// Makes this lobby one node's of a cluster: new rooms are fenced and leased through
+    /// `link`, and rooms of other nodes are reached through it.
+    pub fn join_cluster(&self, link: Arc<Link>) {
+        let _ = self.rooms.cluster.set(link);
+    }
+    /// The cluster link, in a cluster.
+    pub fn cluster(&self) -> Option<&Arc<Link>> {
+        self.rooms.cluster.get()
+    }
+    /// The ids of the rooms this node runs.
+    pub fn local_room_ids(&self) -> Vec<Arc<str>> {
+        self.rooms.map.iter().map(|e| e.key().clone()).collect()
+    }
+    /// A room another node runs, by id.
+    pub fn remote_room(&self, id: &str) -> Option<RemoteRoom> {
+        self.remote.get(id).map(|r| r.clone())
+    }
+    /// Every remote room's id and node.
+    pub fn remote_rooms(&self) -> Vec<(Arc<str>, Arc<str>)> {
+        self.remote
+            .iter()
+            .map(|e| (e.key().clone(), e.node.clone()))
+            .collect()
+    }
+    /// Another node's rooms opened or changed (`rooms`, with their ids) and closed
+    /// (`removed`): the mirror follows, and watchers hear of it in the next update.
+    pub fn apply_remote(
+        &self,
+        node: &Arc<str>,
+        rooms: Vec<(Arc<str>, Arc<serde_json::value::RawValue>)>,
+        removed: Vec<String>,
+    ) {
+        let mut changes = self.remote_changes.lock();
+        for (id, summary) in rooms {
+            if self.rooms.map.contains_key(&id) {
+                continue;
+            }
+            changes.0.push(Listed::Elsewhere(summary.clone()));
+            let node = node.clone();
+            self.remote.insert(id, RemoteRoom { node, summary });
+        }
+        for id in removed {
+            // Only the node that ran it may remove it (a stale frame of a node that lost the
+            // room must not hide it).
+            if self
+                .remote
+                .remove_if(id.as_str(), |_, r| r.node == *node)
+                .is_some()
+            {
+                changes.1.push(id);
+            }
+        }
+    }
+    /// Forgets a remote room (it closed, or this node took it over).
+    pub fn forget_remote(&self, id: &str) {
+        self.remote.remove(id);
+    }
+    /// Asks the feed to publish every local room again (Redis lost its copy).
+    pub fn republish(&self) {
+        self.republish.store(true, Ordering::Relaxed);
     }
     /// The same lobby, refusing a player more unfinished rooms than `caps`.
     pub fn with_player_caps(self, caps: PlayerCaps) -> Lobby {
@@ -309,18 +421,28 @@ impl Lobby {
         &self,
         after: Option<&str>,
         limit: usize,
-    ) -> (Vec<RoomSummary>, Option<String>) {
-        let mut v: Vec<RoomSummary> = self
+    ) -> (Vec<Listed>, Option<String>) {
+        let keep = |id: &str| after.map_or(true, |a| id > a);
+        let mut v: Vec<(Arc<str>, Listed)> = self
             .rooms
             .map
             .iter()
-            .filter(|e| after.map_or(true, |a| &**e.key() > a))
-            .map(|e| e.value().summary.read(RoomSummary::clone))
+            .filter(|e| keep(e.key()))
+            .map(|e| {
+                let summary = e.value().summary.read(RoomSummary::clone);
+                (e.key().clone(), Listed::Here(Box::new(summary)))
+            })
             .collect();
-        v.sort_by(|a, b| a.room_id.cmp(&b.room_id));
-        let next = (v.len() > limit).then(|| v[limit - 1].room_id.to_string());
+        v.extend(
+            self.remote
+                .iter()
+                .filter(|e| keep(e.key()) && !self.rooms.map.contains_key(e.key()))
+                .map(|e| (e.key().clone(), Listed::Elsewhere(e.summary.clone()))),
+        );
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        let next = (v.len() > limit).then(|| v[limit - 1].0.to_string());
         v.truncate(limit);
-        (v, next)
+        (v.into_iter().map(|(_, l)| l).collect(), next)
     }
     /// Sends `client` the `lobby_update`s from now on.
     pub fn watch(&self, client: ClientHandle) {
@@ -516,6 +638,10 @@ pub async fn feed(lobby: Arc<Lobby>, period: Duration, shutdown: CancellationTok
                 id.to_string()
             })
             .collect();
+        // Every local summary again when the cluster's copy was lost.
+        if lobby.republish.swap(false, Ordering::Relaxed) {
+            seen.clear();
+        }
         let mut rooms = Vec::new();
         for entry in lobby.rooms.map.iter() {
             match seen.get_mut(entry.key()) {
@@ -535,14 +661,28 @@ pub async fn feed(lobby: Arc<Lobby>, period: Duration, shutdown: CancellationTok
                 }
             }
         }
+        rooms.sort_by(|a, b| a.room_id.cmp(&b.room_id));
+        removed.sort();
+        removed.dedup();
+        if let Some(link) = lobby.cluster() {
+            if !rooms.is_empty() || !removed.is_empty() {
+                link.publish_lobby(&rooms, &removed);
+            }
+        }
+        let mut rooms: Vec<Listed> = rooms
+            .into_iter()
+            .map(|r| Listed::Here(Box::new(r)))
+            .collect();
+        {
+            let (remote_rooms, remote_removed) = &mut *lobby.remote_changes.lock();
+            rooms.append(remote_rooms);
+            removed.append(remote_removed);
+        }
         // The changes are followed even while nobody watches (a pass over the rooms a tick),
         // so that a new watcher's first update holds what changed after its `room_list`.
         if (rooms.is_empty() && removed.is_empty()) || lobby.watchers.is_empty() {
             continue;
         }
-        rooms.sort_by(|a, b| a.room_id.cmp(&b.room_id));
-        removed.sort();
-        removed.dedup();
         let bytes = encode(&ServerMsg::LobbyUpdate { rooms, removed }, None);
         for w in lobby.watchers.iter() {
             w.value().send(bytes.clone());

@@ -13,14 +13,13 @@
 //!
 //! ## Where a room lives: `RoomHandle` and its `Route`
 //!
-//! A [`RoomHandle`] is the room's id and a private `Route` enum saying how commands reach it.
-//! There is one variant today, `Local` (the task's command queue and stop signal). A room on
-//! another node would be a `Remote` variant (a link to that node, which forwards `RoomCmd`s and
-//! brings replies back) with one more arm in `send` and `stop`; callers (connections, the lobby,
-//! tests) would not change. An enum rather than a trait object because the transports are a
+//! A [`RoomHandle`] is the room's id and a private `Route` enum saying how commands reach it:
+//! `Local` (the task's command queue and stop signal) or, in a cluster, `Remote` (the
+//! [`crate::cluster::Link`], which forwards `RoomCmd`s to the room's node and brings replies
+//! back); callers (connections, the lobby, tests) do not care which. An enum rather than a trait object because the transports are a
 //! closed set this crate owns, and `send` is on the path of every move: a match on a variant
-//! costs nothing, where `dyn` would need a boxed future per command. What a remote room cannot
-//! take as it is, `Who`'s `ClientHandle` (a local queue), is for that later issue to translate.
+//! costs nothing, where `dyn` would need a boxed future per command. `Who`'s `ClientHandle`
+//! crosses as the connection's id; the owner answers through a stand-in handle that forwards.
 //!
 //! The actor is split by job (see `actor`): `seats` (seats, members, reconnects), `chat` (the
 //! two channels and what each member may read), `offers` (draw offers, takebacks), `outbox` (seq,
@@ -316,7 +315,12 @@ enum Route {
         /// The shutdown's request to stop (a bounded command queue could be full).
         stop: Arc<Stop>,
     },
-    // Remote { node: NodeLink } comes with rooms on other nodes.
+    /// A room another node of a cluster runs: commands go through the link to its owner
+    /// (`crate::cluster`), which sends the replies and events back the same way.
+    Remote {
+        /// The way to the other nodes.
+        link: Arc<crate::cluster::Link>,
+    },
 }
 
 impl std::fmt::Debug for RoomHandle {
@@ -346,12 +350,26 @@ impl RoomHandle {
         (RoomHandle { id, route }, rx, stop)
     }
 
-    /// Asks the room to stop (server shutdown).
+    /// A handle for room `id`, which another node runs.
+    pub fn remote(id: Arc<str>, link: Arc<crate::cluster::Link>) -> RoomHandle {
+        RoomHandle {
+            id,
+            route: Route::Remote { link },
+        }
+    }
+
+    /// Whether this node runs the room.
+    pub fn is_local(&self) -> bool {
+        matches!(self.route, Route::Local { .. })
+    }
+
+    /// Asks the room to stop (server shutdown). A remote room's node stops its own.
     pub fn stop(&self) {
         match &self.route {
             Route::Local { stop, .. } => {
                 stop.raise(());
             }
+            Route::Remote { .. } => {}
         }
     }
 
@@ -365,6 +383,7 @@ impl RoomHandle {
                 Err(mpsc::error::TrySendError::Full(cmd)) => tx.send(cmd).await.map_err(|_| gone()),
                 Err(mpsc::error::TrySendError::Closed(_)) => Err(gone()),
             },
+            Route::Remote { link } => link.forward(&self.id, cmd),
         }
     }
 

@@ -1,0 +1,388 @@
+//! Cluster mode (issue 19, docs/scaling.md): several nodes share one PostgreSQL and one Redis.
+//! Each room runs on one node, its owner, which holds the room's lease in Redis; every other
+//! node reaches it through the [`Link`]: commands go to the owner's inbox channel, replies and
+//! the room's events come back on the asking node's inbox, and lobby changes go to every node.
+//!
+//! This module is the link (a leaf, like `client`: rooms reach it through
+//! [`crate::room::RoomHandle`]'s remote route); `node` runs the tasks that need the whole
+//! server (the inbox, leases, takeovers); `wire` is the frames.
+
+pub mod node;
+pub mod wire;
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use dashmap::DashMap;
+use redis::aio::ConnectionManager;
+use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::tungstenite::Utf8Bytes;
+
+use crate::client::{ClientHandle, Forwarder};
+use crate::metrics::Metrics;
+use crate::protocol::{ErrorCode, ProtoError};
+use crate::room::RoomCmd;
+use wire::{Cmd, Op, Reply};
+
+/// How long a command that wants an answer waits for the owner's.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Frames waiting for the publisher; beyond it the link is overwhelmed.
+const OUT_QUEUE: usize = 1 << 16;
+
+/// What the publisher sends, in order.
+pub enum Out {
+    /// A message for a connection of `node` (consecutive ones with the same bytes and node go
+    /// as one frame).
+    Deliver {
+        /// Its node.
+        node: Arc<str>,
+        /// Its connection there.
+        conn: u64,
+        /// The message.
+        bytes: Utf8Bytes,
+    },
+    /// A whole frame for `channel`.
+    Frame {
+        /// Channel.
+        channel: String,
+        /// Frame.
+        payload: Vec<u8>,
+    },
+}
+
+/// This node's way to the others. See the module docs.
+pub struct Link {
+    /// This node's id.
+    pub node: Arc<str>,
+    /// A room's lease.
+    pub lease: Duration,
+    /// The cluster's channel and key names.
+    pub names: wire::Names,
+    /// Commands (leases, the lobby hash, publishing); reconnects by itself.
+    pub(crate) redis: ConnectionManager,
+    /// For the subscription (a connection of its own, made again after a loss).
+    pub(crate) client: redis::Client,
+    out: mpsc::Sender<Out>,
+    pending: DashMap<u64, oneshot::Sender<Reply>>,
+    next_req: AtomicU64,
+    /// The owner of each room another node runs, as far as this node knows.
+    pub(crate) owners: DashMap<Arc<str>, Arc<str>, ahash::RandomState>,
+    /// This node's connections in each room another node runs.
+    pub(crate) members: DashMap<Arc<str>, HashSet<u64>, ahash::RandomState>,
+    /// The stand-ins here of other nodes' connections in this node's rooms.
+    pub(crate) proxies: DashMap<node::ProxyKey, ClientHandle, ahash::RandomState>,
+    metrics: Arc<Metrics>,
+}
+
+/// A stand-in for a connection of another node: what a room sends it goes to that node.
+struct Proxy {
+    out: mpsc::Sender<Out>,
+    node: Arc<str>,
+    /// The node's inbox channel.
+    inbox: String,
+    conn: u64,
+}
+
+impl Forwarder for Proxy {
+    fn send(&self, bytes: Utf8Bytes) -> bool {
+        let node = self.node.clone();
+        let conn = self.conn;
+        self.out
+            .try_send(Out::Deliver { node, conn, bytes })
+            .is_ok()
+    }
+
+    fn close(&self, code: u16, _reason: &'static str) {
+        let payload = wire::frame(format_args!("K {} {code}", self.conn), b"");
+        let channel = self.inbox.clone();
+        let _ = self.out.try_send(Out::Frame { channel, payload });
+    }
+}
+
+fn unavailable(why: &str) -> ProtoError {
+    ProtoError::new(
+        ErrorCode::RoomUnavailable,
+        format!("the room's node {why}; try again"),
+    )
+}
+
+impl Link {
+    /// Connects to the Redis of `config` (a first connection must succeed: a node does not
+    /// start without its cluster). Returns the link and the queue its publisher drains.
+    pub async fn connect(
+        config: &crate::config::ClusterConfig,
+        metrics: Arc<Metrics>,
+    ) -> Result<(Arc<Link>, mpsc::Receiver<Out>), redis::RedisError> {
+        let client = redis::Client::open(config.redis_url.as_str())?;
+        let redis = ConnectionManager::new(client.clone()).await?;
+        let (out, rx) = mpsc::channel(OUT_QUEUE);
+        let link = Arc::new(Link {
+            node: config.node_id.as_str().into(),
+            lease: config.lease,
+            names: wire::Names::new(&config.namespace),
+            redis,
+            client,
+            out,
+            pending: DashMap::new(),
+            next_req: AtomicU64::new(1),
+            owners: DashMap::default(),
+            members: DashMap::default(),
+            proxies: DashMap::default(),
+            metrics,
+        });
+        Ok((link, rx))
+    }
+
+    /// Queues a frame for `channel`; false if the publisher is overwhelmed.
+    pub(crate) fn publish(&self, channel: String, payload: Vec<u8>) -> bool {
+        self.out.try_send(Out::Frame { channel, payload }).is_ok()
+    }
+
+    /// The node that runs room `room`, as far as this node knows.
+    pub fn owner(&self, room: &str) -> Option<Arc<str>> {
+        self.owners.get(room).map(|n| n.clone())
+    }
+
+    /// A stand-in, numbered `id` here, for connection `conn` of `node`.
+    fn make_proxy(&self, node: Arc<str>, conn: u64, id: u64) -> ClientHandle {
+        let proxy = Proxy {
+            out: self.out.clone(),
+            inbox: self.names.inbox(&node),
+            node,
+            conn,
+        };
+        ClientHandle::remote(id, Arc::new(proxy), self.metrics.clone())
+    }
+
+    /// Hands an answer to the command that waits for it.
+    pub(crate) fn answered(&self, req: u64, reply: Reply) {
+        if let Some((_, tx)) = self.pending.remove(&req) {
+            let _ = tx.send(reply);
+        }
+    }
+
+    /// Sends `cmd` for room `room` to the node that runs it. A command that wants an answer
+    /// gets it from a task that waits up to [`REPLY_TIMEOUT`] (then `room_unavailable`).
+    pub fn forward(self: &Arc<Self>, room: &Arc<str>, cmd: RoomCmd) -> Result<(), ProtoError> {
+        let node = self
+            .owner(room)
+            .ok_or_else(|| ProtoError::new(ErrorCode::NoSuchRoom, "the room has closed"))?;
+        let mut asks: Option<Box<dyn FnOnce(Option<Reply>) + Send>> = None;
+        let (who_conn, player_id, name, op) = match cmd {
+            RoomCmd::Join {
+                who,
+                as_,
+                re,
+                reply,
+            } => {
+                let (link, room, conn) = (self.clone(), room.clone(), who.client.conn_id);
+                asks = Some(Box::new(move |r| {
+                    let joined = match r {
+                        Some(Reply::Joined(r)) => r.map_err(ProtoError::from),
+                        _ => Err(unavailable("did not answer")),
+                    };
+                    if joined.is_ok() {
+                        link.members.entry(room).or_default().insert(conn);
+                    }
+                    let _ = reply.send(joined);
+                }));
+                (
+                    who.client.conn_id,
+                    who.player_id,
+                    who.name,
+                    Op::Join { as_, re },
+                )
+            }
+            RoomCmd::Leave { who, reply } => {
+                self.left(room, who.client.conn_id);
+                asks = Some(Box::new(move |r| {
+                    let _ = reply.send(match r {
+                        Some(Reply::Left(r)) => r.map_err(ProtoError::from),
+                        _ => Err(unavailable("did not answer")),
+                    });
+                }));
+                (who.client.conn_id, who.player_id, who.name, Op::Leave)
+            }
+            RoomCmd::Reconnect { who, reply } => {
+                let (link, room, conn) = (self.clone(), room.clone(), who.client.conn_id);
+                asks = Some(Box::new(move |r| {
+                    let back = matches!(r, Some(Reply::Reconnected(true)));
+                    if back {
+                        link.members.entry(room).or_default().insert(conn);
+                    }
+                    let _ = reply.send(back);
+                }));
+                (who.client.conn_id, who.player_id, who.name, Op::Reconnect)
+            }
+            RoomCmd::Disconnected { player_id, conn_id } => {
+                self.left(room, conn_id);
+                (conn_id, player_id, "".into(), Op::Disconnected)
+            }
+            RoomCmd::Move { who, x, y, re } => (
+                who.client.conn_id,
+                who.player_id,
+                who.name,
+                Op::Move { x, y, re },
+            ),
+            RoomCmd::Resign { who, re } => (
+                who.client.conn_id,
+                who.player_id,
+                who.name,
+                Op::Resign { re },
+            ),
+            RoomCmd::Sync { who, since_seq, re } => (
+                who.client.conn_id,
+                who.player_id,
+                who.name,
+                Op::Sync { since_seq, re },
+            ),
+            RoomCmd::Say { who, text, re } => (
+                who.client.conn_id,
+                who.player_id,
+                who.name,
+                Op::Say { text, re },
+            ),
+            RoomCmd::Offer { who, kind, re } => (
+                who.client.conn_id,
+                who.player_id,
+                who.name,
+                Op::Offer { kind, re },
+            ),
+            RoomCmd::Respond {
+                who,
+                kind,
+                accept,
+                re,
+            } => (
+                who.client.conn_id,
+                who.player_id,
+                who.name,
+                Op::Respond { kind, accept, re },
+            ),
+        };
+        let cmd = Cmd {
+            room: room.to_string(),
+            conn: who_conn,
+            player_id: player_id.to_string(),
+            name: name.to_string(),
+            op,
+        };
+        let req = match asks {
+            None => 0,
+            Some(_) => self.next_req.fetch_add(1, Ordering::Relaxed),
+        };
+        let body = serde_json::to_vec(&cmd).unwrap_or_default();
+        let payload = wire::frame(format_args!("C {} {req}", self.node), &body);
+        if let Some(asks) = asks {
+            let (tx, rx) = oneshot::channel();
+            self.pending.insert(req, tx);
+            let link = self.clone();
+            tokio::spawn(async move {
+                let r = tokio::time::timeout(REPLY_TIMEOUT, rx).await;
+                link.pending.remove(&req);
+                asks(r.ok().and_then(Result::ok));
+            });
+        }
+        if !self.publish(self.names.inbox(&node), payload) {
+            return Err(unavailable("cannot be reached now (the link is full)"));
+        }
+        Ok(())
+    }
+
+    /// This node's connection `conn` is no longer in room `room`.
+    fn left(&self, room: &str, conn: u64) {
+        if let Some(mut m) = self.members.get_mut(room) {
+            m.remove(&conn);
+        }
+        self.members.remove_if(room, |_, m| m.is_empty());
+    }
+
+    /// Takes the lease of a room this node just made (nobody else can want a fresh id): in
+    /// the background; the renewal takes it again if this did not land.
+    pub fn take_new(self: &Arc<Self>, room: &str) {
+        let (link, key) = (self.clone(), self.names.owner_key(room));
+        tokio::spawn(async move {
+            let mut redis = link.redis.clone();
+            let r: redis::RedisResult<Option<String>> = redis::cmd("SET")
+                .arg(&key)
+                .arg(&*link.node)
+                .arg("NX")
+                .arg("PX")
+                .arg(link.lease.as_millis() as u64)
+                .query_async(&mut redis)
+                .await;
+            if let Err(e) = r {
+                tracing::warn!(%key, "cluster: taking a new room's lease failed: {e}");
+            }
+        });
+    }
+
+    /// A room of this node closed: its lease goes (if still this node's).
+    pub fn release(self: &Arc<Self>, room: &str) {
+        let (link, key) = (self.clone(), self.names.owner_key(room));
+        tokio::spawn(async move {
+            let mut redis = link.redis.clone();
+            let r: redis::RedisResult<i64> = redis::cmd("EVAL")
+                .arg(node::RELEASE)
+                .arg(1)
+                .arg(&key)
+                .arg(&*link.node)
+                .query_async(&mut redis)
+                .await;
+            if let Err(e) = r {
+                tracing::warn!(%key, "cluster: releasing a lease failed: {e}");
+            }
+        });
+    }
+
+    /// Tells every node (and the lobby hash) which of this node's rooms opened or changed and
+    /// which closed.
+    pub fn publish_lobby(
+        self: &Arc<Self>,
+        rooms: &[crate::protocol::RoomSummary],
+        removed: &[String],
+    ) {
+        let summaries: Vec<Arc<serde_json::value::RawValue>> = rooms
+            .iter()
+            .filter_map(|r| serde_json::value::to_raw_value(r).ok().map(Arc::from))
+            .collect();
+        let entries: Vec<(String, String)> = rooms
+            .iter()
+            .zip(&summaries)
+            .map(|(r, summary)| {
+                let entry = wire::LobbyEntry {
+                    node: self.node.to_string(),
+                    summary: summary.clone(),
+                };
+                (
+                    r.room_id.clone(),
+                    serde_json::to_string(&entry).unwrap_or_default(),
+                )
+            })
+            .collect();
+        let change = wire::LobbyChange {
+            rooms: summaries,
+            removed: removed.to_vec(),
+        };
+        let body = serde_json::to_vec(&change).unwrap_or_default();
+        let frame = wire::frame(format_args!("U {}", self.node), &body);
+        let (link, removed) = (self.clone(), removed.to_vec());
+        tokio::spawn(async move {
+            let mut redis = link.redis.clone();
+            let mut pipe = redis::pipe();
+            if !entries.is_empty() {
+                pipe.hset_multiple(link.names.lobby_rooms(), &entries)
+                    .ignore();
+            }
+            if !removed.is_empty() {
+                pipe.hdel(link.names.lobby_rooms(), &removed).ignore();
+            }
+            if let Err(e) = pipe.query_async::<()>(&mut redis).await {
+                tracing::warn!("cluster: writing the lobby hash failed: {e}");
+            }
+        });
+        self.publish(self.names.lobby(), frame);
+    }
+}

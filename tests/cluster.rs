@@ -1,0 +1,394 @@
+//! Cluster mode (issue 19, docs/scaling.md) with real server processes, one real PostgreSQL and
+//! real Redis servers on loopback: `scripts/services` starts the shared ones, each test has a
+//! database and a Redis namespace of its own, and the Redis-restart test runs a `redis-server`
+//! of its own so it can kill it.
+//!
+//! Without `CARO_TEST_POSTGRES_URL` and `CARO_TEST_REDIS_URL` these tests say they are skipped
+//! and pass, unless `CARO_REQUIRE_SERVICES=1` (scripts/test, CI): then they fail.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use caro_arena::store::postgres::testing::fresh_database;
+use common::scripted::*;
+use common::*;
+use serde_json::{json, Value};
+
+/// The lease the test clusters run with: short, so a failover is quick.
+const LEASE_MS: u64 = 1000;
+
+/// The Redis of `scripts/services`, or `None` (skipped) when there is none and none is required.
+fn redis_url(test: &str) -> Option<String> {
+    match std::env::var("CARO_TEST_REDIS_URL") {
+        Ok(url) => Some(url),
+        Err(_) if std::env::var("CARO_REQUIRE_SERVICES").as_deref() == Ok("1") => {
+            panic!("{test}: CARO_TEST_REDIS_URL is not set but CARO_REQUIRE_SERVICES=1")
+        }
+        Err(_) => {
+            eprintln!("{test}: SKIPPED, CARO_TEST_REDIS_URL is not set");
+            None
+        }
+    }
+}
+
+/// A cluster's shared settings: database, Redis and namespace.
+struct Cluster {
+    pg: String,
+    redis: String,
+    namespace: String,
+    dir: tempfile::TempDir,
+}
+
+impl Cluster {
+    fn new(test: &str, redis: Option<String>) -> Option<Cluster> {
+        let redis = match redis {
+            Some(r) => r,
+            None => redis_url(test)?,
+        };
+        let pg = fresh_database(test)?;
+        let namespace = format!("t{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+        let dir = tempfile::tempdir().unwrap();
+        Some(Cluster {
+            pg,
+            redis,
+            namespace,
+            dir,
+        })
+    }
+
+    /// Node `id` of the cluster: the real binary, on a free port.
+    fn node(&self, id: &str) -> (Proc, SocketAddr) {
+        let dir = self.dir.path().join(id);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = dir.join("server.toml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "[server]\nlog = \"warn\"\n[rooms]\ngrace_ms = 30000\nlobby_update_ms = 100\n\
+                 [search]\nmin_move_ms = 0\n[store]\nurl = {:?}\n\
+                 [cluster]\nredis_url = {:?}\nnode_id = {id:?}\nlease_ms = {LEASE_MS}\n\
+                 namespace = {:?}\n",
+                self.pg, self.redis, self.namespace
+            ),
+        )
+        .unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_caro-arena"))
+            .arg("--config")
+            .arg(&cfg)
+            .args(["--bind", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The first line says where it listens; the log that follows goes on to stderr, each
+        // line with the node's id (the harness shows it when a test fails).
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let addr = loop {
+            let line = lines.next().expect("the node exited").unwrap();
+            match line.strip_prefix("listening on ") {
+                Some(addr) => break addr.parse().unwrap(),
+                None => eprintln!("[{id}] {line}"),
+            }
+        };
+        let node = id.to_string();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                eprintln!("[{node}] {line}");
+            }
+        });
+        (Proc(child), addr)
+    }
+}
+
+/// A server process, killed (SIGKILL) when dropped, so a failing test leaves none behind.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn kill(child: Proc) {
+    drop(child);
+}
+
+async fn hello(addr: SocketAddr, name: &str) -> (Client, Value) {
+    let mut c = connect(addr).await;
+    c.send(json!({"type": "hello", "name": name})).await;
+    let w = c.recv().await;
+    assert_eq!(w["type"], "welcome", "{w}");
+    (c, w)
+}
+
+/// alice on `a` creates a Caro room, bob on `b` joins it, carol on `c` watches: all set-up
+/// messages read. Returns them, the room id and the players' `welcome`s.
+async fn spread(
+    a: SocketAddr,
+    b: SocketAddr,
+    c: SocketAddr,
+) -> (Client, Client, Client, String, Value, Value) {
+    let (mut alice, wa) = hello(a, "alice").await;
+    let (mut bob, wb) = hello(b, "bob").await;
+    let (mut carol, _) = hello(c, "carol").await;
+    let (_, room) = create(
+        &mut alice,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
+    )
+    .await;
+    bob.send(json!({"type": "join_room", "id": 1, "room_id": room}))
+        .await;
+    let joined = bob.recv().await;
+    assert_eq!(
+        (&joined["type"], &joined["you"]["seat"]),
+        (&json!("room_joined"), &json!("o")),
+        "{joined}"
+    );
+    assert_eq!(alice.recv().await["type"], "room_update");
+    assert_eq!(bob.recv().await["type"], "room_update");
+    carol
+        .send(json!({"type": "join_room", "id": 2, "room_id": room, "as": "spectator"}))
+        .await;
+    let watching = carol.recv_skip(&["room_update"]).await;
+    assert_eq!(watching["type"], "room_joined", "{watching}");
+    assert_eq!(watching["you"]["role"], "spectator", "{watching}");
+    (alice, bob, carol, room, wa, wb)
+}
+
+/// Plays moves `moves` of the script; carol sees each, in order, with its `seq`.
+async fn play_watched(
+    alice: &mut Client,
+    bob: &mut Client,
+    carol: &mut Client,
+    room: &str,
+    moves: std::ops::Range<usize>,
+    seq_before: u64,
+) {
+    for (n, i) in moves.enumerate() {
+        if i % 2 == 0 {
+            play(alice, bob, room, i).await;
+        } else {
+            play(bob, alice, room, i).await;
+        }
+        let seen = carol.recv_skip(&["room_update"]).await;
+        let (x, y) = script(i);
+        assert_eq!(
+            (&seen["type"], &seen["x"], &seen["y"], &seen["seq"]),
+            (
+                &json!("move"),
+                &json!(x),
+                &json!(y),
+                &json!(seq_before + n as u64 + 1)
+            ),
+            "{seen}"
+        );
+    }
+}
+
+/// `/api/rooms` of `addr` once it lists `room` (the lobby crosses nodes within a feed tick or
+/// two): the room's summary.
+async fn listed(addr: SocketAddr, room: &str, moves: u64) -> Value {
+    for _ in 0..100 {
+        let (_, body) = http_get(addr, "/api/rooms").await;
+        let list: Value = serde_json::from_str(&body).unwrap();
+        let found = list["rooms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["room_id"] == room && r["moves"] == moves)
+            .cloned();
+        if let Some(r) = found {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{addr} never listed room {room} at {moves} moves");
+}
+
+/// Waits for the server to close `c` with 1012 (its room moved: reconnect).
+async fn moved_away(c: &mut Client) {
+    for _ in 0..50 {
+        match tokio::time::timeout(Duration::from_millis(200), c.closed()).await {
+            Ok(Some(f)) => {
+                assert_eq!(u16::from(f.code), 1012, "{f:?}");
+                return;
+            }
+            Ok(None) => panic!("closed without a close frame"),
+            Err(_) => continue,
+        }
+    }
+    panic!("never closed");
+}
+
+#[tokio::test]
+async fn a_room_made_on_a_is_played_from_b_watched_from_c_and_listed_on_all_three() {
+    let Some(cluster) = Cluster::new("cluster_three_nodes", None) else {
+        return;
+    };
+    let (node_a, a) = cluster.node("a");
+    let (node_b, b) = cluster.node("b");
+    let (node_c, c) = cluster.node("c");
+    let (mut alice, mut bob, mut carol, room, wa, _) = spread(a, b, c).await;
+    play_watched(&mut alice, &mut bob, &mut carol, &room, 0..4, 0).await;
+    // The lobby is the same on every node.
+    let summaries = [
+        listed(a, &room, 4).await,
+        listed(b, &room, 4).await,
+        listed(c, &room, 4).await,
+    ];
+    assert_eq!(
+        summaries[0]["players"]["o"]["name"], "bob",
+        "{}",
+        summaries[0]
+    );
+    assert_eq!(summaries[0], summaries[1]);
+    assert_eq!(summaries[1], summaries[2]);
+    // alice's token, issued on A, resumes her seat on C.
+    let (mut alice_c, back, joined) = resume(c, &token(&wa)).await;
+    assert_eq!(back["player_id"], wa["player_id"], "{back}");
+    assert_eq!(joined["you"]["seat"], "x", "{joined}");
+    assert_eq!(joined["room"]["moves"], moves_json(4), "{joined}");
+    drop(alice);
+    play_watched(&mut alice_c, &mut bob, &mut carol, &room, 4..9, 4).await;
+    let over = carol.recv_skip(&["room_update"]).await;
+    assert_eq!(
+        (&over["type"], &over["result"]),
+        (&json!("game_over"), &json!("x")),
+        "{over}"
+    );
+    for n in [node_a, node_b, node_c] {
+        kill(n);
+    }
+}
+
+#[tokio::test]
+async fn kill_9_of_the_owner_moves_the_game_to_another_node_with_every_move() {
+    let Some(cluster) = Cluster::new("cluster_kill_owner", None) else {
+        return;
+    };
+    let (node_a, a) = cluster.node("a");
+    let (node_b, b) = cluster.node("b");
+    let (node_c, c) = cluster.node("c");
+    let (alice, mut bob, mut carol, room, wa, wb) = spread(a, b, c).await;
+    let mut alice = alice;
+    play_watched(&mut alice, &mut bob, &mut carol, &room, 0..5, 0).await;
+    // SIGKILL of the room's node right after the fifth acknowledgement.
+    kill(node_a);
+    drop(alice);
+    // B and C see the lease go, one of them takes the room, and both ask their members to
+    // reconnect.
+    moved_away(&mut bob).await;
+    moved_away(&mut carol).await;
+    let (mut bob, _, joined) = resume(b, &token(&wb)).await;
+    assert_eq!(joined["room"]["moves"], moves_json(5), "{joined}");
+    assert_eq!(joined["room"]["seq"], 5, "{joined}");
+    let (mut alice, _, joined) = resume(c, &token(&wa)).await;
+    assert_eq!(joined["room"]["moves"], moves_json(5), "{joined}");
+    let (mut carol, _) = hello(c, "carol").await;
+    carol
+        .send(json!({"type": "join_room", "id": 3, "room_id": room, "as": "spectator"}))
+        .await;
+    let watching = carol.recv_skip(&["room_update"]).await;
+    assert_eq!(watching["room"]["moves"], moves_json(5), "{watching}");
+    bob.recv_skip(&[]).await; // room_update: alice is back
+    play_watched(&mut alice, &mut bob, &mut carol, &room, 5..9, 5).await;
+    let over = alice.recv_skip(&["room_update"]).await;
+    assert_eq!(
+        (&over["type"], &over["seq"]),
+        (&json!("game_over"), &json!(10)),
+        "{over}"
+    );
+    let (_, body) = http_get(b, &format!("/api/games/{room}")).await;
+    let game: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(game["moves"].as_array().unwrap().len(), 9, "{game}");
+    kill(node_b);
+    kill(node_c);
+}
+
+/// A `redis-server` of the test's own on `port` (no persistence).
+fn redis_server(port: u16, dir: &std::path::Path) -> Proc {
+    let mut child = Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+        ])
+        .args(["--appendonly", "no", "--dir"])
+        .arg(dir)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server (scripts/services installs it)");
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Proc(child);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("redis-server did not start");
+}
+
+#[tokio::test]
+async fn a_redis_restart_mid_game_loses_no_acknowledged_move() {
+    if redis_url("cluster_redis_restart").is_none() {
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let redis_dir = tempfile::tempdir().unwrap();
+    let url = format!("redis://127.0.0.1:{port}");
+    let Some(cluster) = Cluster::new("cluster_redis_restart", Some(url)) else {
+        return;
+    };
+    let redis = redis_server(port, redis_dir.path());
+    let (node_a, a) = cluster.node("a");
+    let (node_b, b) = cluster.node("b");
+    let (mut alice, mut bob, mut carol, room, _, wb) = spread(a, b, a).await;
+    play_watched(&mut alice, &mut bob, &mut carol, &room, 0..4, 0).await;
+    kill(redis);
+    // alice's move while Redis is down: the room's node commits and acknowledges it (bob on
+    // the other node does not hear of it yet).
+    play_local(&mut alice, &room, 4).await;
+    let redis = redis_server(port, redis_dir.path());
+    // Back: B asks bob to reconnect, and he finds the move.
+    moved_away(&mut bob).await;
+    let (mut bob, _, joined) = resume(b, &token(&wb)).await;
+    assert_eq!(joined["room"]["moves"], moves_json(5), "{joined}");
+    alice.recv_skip(&[]).await; // room_update: bob is back
+    play_moves(&mut alice, &mut bob, &room, 5..9).await;
+    let over = alice.recv_skip(&["room_update"]).await;
+    assert_eq!(
+        (&over["type"], &over["seq"]),
+        (&json!("game_over"), &json!(10)),
+        "{over}"
+    );
+    for n in [node_a, node_b] {
+        kill(n);
+    }
+    kill(redis);
+}
+
+/// Move `i` of the script by a player whose opponent is elsewhere: its acknowledgement.
+async fn play_local(mover: &mut Client, room: &str, i: usize) {
+    let (x, y) = script(i);
+    mover
+        .send(json!({"type": "move", "id": i, "room_id": room, "x": x, "y": y}))
+        .await;
+    let ack = mover.recv_skip(&["room_update"]).await;
+    assert_eq!(
+        (&ack["type"], &ack["re"]),
+        (&json!("move"), &json!(i)),
+        "{ack}"
+    );
+}
