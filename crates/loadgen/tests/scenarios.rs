@@ -191,6 +191,8 @@ async fn rooms_play_scripted_games_without_errors() {
         assert!(r.moves > 0, "{name}: {}", r.human());
         assert_eq!(r.ack.count, r.moves, "{name}: one ack per counted move");
         assert_opponents_hear_the_moves(&r, rooms_opts().rooms);
+        // One server: cross pairing was asked, every room is same-node.
+        assert_eq!((r.nodes, r.pairing.as_str()), (1, "same"));
         assert!(r.per_node.is_empty() && r.per_pairing.is_empty());
         // Each move reaches its three members (the mover's copy is the ack). Frames count when
         // they arrive inside the window and moves when they were sent inside it, so each room

@@ -57,7 +57,8 @@ pub enum Pairing {
     Same,
     /// The opponent on the node after the creator's.
     Cross,
-    /// Even room slots `Same`, odd ones `Cross`.
+    /// Even room slots `Same`, odd ones `Cross`; slots 2i and 2i+1 start on node i, so
+    /// that each node has as many of each.
     Mixed,
 }
 
@@ -83,10 +84,14 @@ impl Pairing {
     /// The node index (see [`Target::node`]) of member `m` of room slot `r`: 0 is the
     /// creator, 1 the opponent, 2.. the spectators.
     pub fn node_of(self, r: usize, m: usize) -> usize {
+        let first = match self {
+            Pairing::Mixed => r / 2,
+            _ => r,
+        };
         match m {
-            0 => r,
-            1 => r + usize::from(self.crosses(r)),
-            k => r + k - 1,
+            0 => first,
+            1 => first + usize::from(self.crosses(r)),
+            k => first + k - 1,
         }
     }
 }
@@ -140,7 +145,7 @@ pub struct Report {
     /// Target CPU per `move` frame delivered, microseconds: the cost of the work itself,
     /// steadier than the rates when other processes share the cores.
     pub cpu_us_per_move_frame: Option<f64>,
-    /// `same`, `cross` or `mixed` (see [`Pairing`]).
+    /// `same`, `cross` or `mixed` (see [`Pairing`]); `same` against one server.
     pub pairing: String,
     /// Nodes the clients were spread over (1: one server).
     pub nodes: usize,
@@ -413,7 +418,13 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
     } else {
         Vec::new()
     };
-    let per_pairing = if opts.pairing == Pairing::Mixed {
+    // One node: every room is same-node, whatever was asked.
+    let pairing = if target.nodes() > 1 {
+        opts.pairing
+    } else {
+        Pairing::Same
+    };
+    let per_pairing = if pairing == Pairing::Mixed {
         let [same, cross] = &per_pairing;
         vec![
             same.part("same".into(), secs),
@@ -441,7 +452,7 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
         cpu_us_per_move_frame: target_cpu_secs
             .filter(|_| move_frames > 0)
             .map(|c| c * 1e6 / move_frames as f64),
-        pairing: opts.pairing.name().into(),
+        pairing: pairing.name().into(),
         nodes: target.nodes(),
         per_node,
         per_pairing,
@@ -623,9 +634,11 @@ mod tests {
         assert_eq!(Pairing::Same.node_of(2, 1), 2);
         assert_eq!(Pairing::Cross.node_of(2, 1), 3);
         assert_eq!(Pairing::Cross.node_of(2, 3), 4);
-        // Mixed: even slots same, odd slots cross.
-        assert_eq!(Pairing::Mixed.node_of(2, 1), 2);
-        assert_eq!(Pairing::Mixed.node_of(3, 1), 4);
+        // Mixed: even slots same, odd slots cross, two slots a node.
+        assert_eq!(Pairing::Mixed.node_of(2, 0), 1);
+        assert_eq!(Pairing::Mixed.node_of(2, 1), 1);
+        assert_eq!(Pairing::Mixed.node_of(3, 0), 1);
+        assert_eq!(Pairing::Mixed.node_of(3, 1), 2);
         assert_eq!("mixed".parse::<Pairing>(), Ok(Pairing::Mixed));
         assert!("both".parse::<Pairing>().is_err());
     }
