@@ -28,10 +28,10 @@ struct Cli {
 #[derive(Args, Debug)]
 struct Targets {
     /// A running caro-arena (loopback address), or a cluster's nodes, comma-separated
-    /// (`http://` is accepted, so scripts/cluster's $CARO_CLUSTER_URLS works as it is):
-    /// `fanout` and `rooms` spread their clients over the nodes, the other scenarios load the
-    /// first one.
-    #[arg(long, global = true, value_delimiter = ',')]
+    /// (`http://` is accepted): `fanout` and `rooms` spread their clients over the nodes, the
+    /// other scenarios load the first one. Default: $CARO_CLUSTER_URLS, which scripts/cluster
+    /// sets for its command.
+    #[arg(long, global = true, value_delimiter = ',', env = "CARO_CLUSTER_URLS")]
     server: Vec<String>,
     /// Its pid, for memory and CPU (default: the process listening on its port); for a
     /// cluster, the nodes' pids in the same order.

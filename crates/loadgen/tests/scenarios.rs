@@ -440,14 +440,16 @@ fn non_loopback_targets_are_refused() {
     assert!(caro_loadgen::sys::loopback("8.8.8.8:80").is_err());
 }
 
-/// The command line against a "cluster": `--server` with the URLs scripts/cluster exports, and
-/// `--single` for the first node alone in the same run; the summary has both and their ratios.
+/// The command line against a "cluster" as scripts/cluster runs it: the nodes' URLs in
+/// $CARO_CLUSTER_URLS (the default of `--server`), and `--single` for the first node alone in
+/// the same run; the summary has both and their ratios.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_command_line_loads_several_nodes_and_the_first_alone() {
     let s = server().await;
     let url = format!("http://{}", s.addr);
     let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_caro-loadgen"))
-        .args(["--server", &format!("{url},{url}"), "--single", "fanout"])
+        .env("CARO_CLUSTER_URLS", format!("{url},{url}"))
+        .args(["--single", "fanout"])
         .args([
             "--spectators",
             "4",
