@@ -1,14 +1,16 @@
 //! `caro-loadgen`: drives caro-arena (and the baseline) over loopback with one of five
 //! scenarios, prints a human summary and one JSON line per run, and with both targets the
-//! medians and the server/baseline ratios.
+//! medians and the server/baseline ratios. `--server` may name the nodes of a cluster (see
+//! docs/performance.md, "Against a cluster").
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use caro_loadgen::scenario::rooms::Pairing;
 use caro_loadgen::scenario::{abuse, bots, connections, fanout, rooms};
 use caro_loadgen::stats::median;
-use caro_loadgen::{spawn, sys, Target};
+use caro_loadgen::{spawn, sys, Node, Target};
 use clap::{Args, Parser, Subcommand};
 use serde::Serialize;
 use serde_json::json;
@@ -25,12 +27,20 @@ struct Cli {
 
 #[derive(Args, Debug)]
 struct Targets {
-    /// A running caro-arena (loopback address).
+    /// A running caro-arena (loopback address), or a cluster's nodes, comma-separated
+    /// (`http://` is accepted): `fanout` and `rooms` spread their clients over the nodes, the
+    /// other scenarios load the first one. Default: $CARO_CLUSTER_URLS, which scripts/cluster
+    /// sets for its command.
+    #[arg(long, global = true, value_delimiter = ',', env = "CARO_CLUSTER_URLS")]
+    server: Vec<String>,
+    /// Its pid, for memory and CPU (default: the process listening on its port); for a
+    /// cluster, the nodes' pids in the same order.
+    #[arg(long, global = true, value_delimiter = ',')]
+    server_pid: Vec<u32>,
+    /// With several --server nodes: run each scenario against the first node alone too
+    /// (target `single`, after the cluster's run); the summary gives server/single ratios.
     #[arg(long, global = true)]
-    server: Option<String>,
-    /// Its pid, for memory (default: the process listening on its port).
-    #[arg(long, global = true)]
-    server_pid: Option<u32>,
+    single: bool,
     /// A running caro-baseline (loopback address).
     #[arg(long, global = true)]
     baseline: Option<String>,
@@ -177,6 +187,11 @@ struct RoomsArgs {
     board: u8,
     #[arg(long, default_value_t = 200)]
     concurrency: usize,
+    /// Against a cluster, where a room's two players connect: `same` (the creator's node),
+    /// `cross` (the opponent on the next node: every move crosses nodes) or `mixed` (every
+    /// other room of each, reported apart).
+    #[arg(long, default_value = "cross")]
+    pairing: Pairing,
 }
 
 impl RoomsArgs {
@@ -189,6 +204,7 @@ impl RoomsArgs {
             rate: self.rate,
             board: self.board,
             concurrency: self.concurrency,
+            pairing: self.pairing,
         }
     }
 }
@@ -205,14 +221,19 @@ enum Report {
 }
 
 impl Report {
-    fn key_metrics(&self) -> Vec<(&'static str, f64)> {
-        match self {
-            Report::Connections(r) => r.key_metrics(),
-            Report::Fanout(r) => r.key_metrics(),
-            Report::Rooms(r) => r.key_metrics(),
-            Report::Bots(r) => r.key_metrics(),
-            Report::Abuse(r) => r.key_metrics(),
-        }
+    /// The numbers compared between targets, with a cluster's per-node (and per-pairing) ones.
+    fn key_metrics(&self) -> Vec<(String, f64)> {
+        let (m, more) = match self {
+            Report::Connections(r) => (r.key_metrics(), Vec::new()),
+            Report::Fanout(r) => (r.key_metrics(), r.node_metrics()),
+            Report::Rooms(r) => (r.key_metrics(), r.part_metrics()),
+            Report::Bots(r) => (r.key_metrics(), Vec::new()),
+            Report::Abuse(r) => (r.key_metrics(), Vec::new()),
+        };
+        m.into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .chain(more)
+            .collect()
     }
     fn human(&self) -> String {
         match self {
@@ -246,11 +267,12 @@ fn sibling(name: &str) -> anyhow::Result<PathBuf> {
     Ok(p)
 }
 
-/// One target of a run: either given by address, or a fresh process.
+/// One target of a run: either given by its nodes' addresses, or a fresh process (no
+/// addresses).
 struct Which {
     name: &'static str,
-    addr: Option<String>,
-    pid: Option<u32>,
+    addrs: Vec<String>,
+    pids: Vec<u32>,
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -262,44 +284,57 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         if wanted("server") {
             which.push(Which {
                 name: "server",
-                addr: None,
-                pid: None,
+                addrs: Vec::new(),
+                pids: Vec::new(),
             });
         }
         if wanted("baseline") && has_baseline {
             which.push(Which {
                 name: "baseline",
-                addr: None,
-                pid: None,
+                addrs: Vec::new(),
+                pids: Vec::new(),
             });
         }
     } else {
-        if let Some(a) = &t.server {
+        if !t.server.is_empty() {
             which.push(Which {
                 name: "server",
-                addr: Some(a.clone()),
-                pid: t.server_pid,
+                addrs: t.server.clone(),
+                pids: t.server_pid.clone(),
             });
+            if t.single && t.server.len() > 1 {
+                which.push(Which {
+                    name: "single",
+                    addrs: t.server[..1].to_vec(),
+                    pids: t.server_pid.iter().take(1).copied().collect(),
+                });
+            }
         }
         if let (Some(a), true) = (&t.baseline, has_baseline) {
             which.push(Which {
                 name: "baseline",
-                addr: Some(a.clone()),
-                pid: t.baseline_pid,
+                addrs: vec![a.clone()],
+                pids: t.baseline_pid.into_iter().collect(),
             });
         }
+    }
+    if t.server.len() > 1
+        && matches!(
+            cli.scenario,
+            Scenario::Connections { .. } | Scenario::Abuse { .. }
+        )
+    {
+        eprintln!(
+            "caro-loadgen: {} loads the first node only",
+            scenario_name(&cli.scenario)
+        );
     }
     if which.is_empty() {
         bail!("nothing to load: give --server and/or --baseline addresses, or --spawn");
     }
-    let scenario_name = match &cli.scenario {
-        Scenario::Connections { .. } => "connections",
-        Scenario::Fanout { .. } => "fanout",
-        Scenario::Rooms { .. } => "rooms",
-        Scenario::Bots { .. } => "bots",
-        Scenario::Abuse { .. } => "abuse",
-    };
-    let mut metrics: Vec<(&'static str, Vec<(&'static str, f64)>)> = Vec::new();
+    let scenario_name = scenario_name(&cli.scenario);
+    let names: Vec<&'static str> = which.iter().map(|w| w.name).collect();
+    let mut metrics: Vec<(&'static str, Vec<(String, f64)>)> = Vec::new();
     for run in 1..=t.repeat.max(1) {
         for w in &which {
             let report = run_one(&cli, w, &cli.scenario).await?;
@@ -307,7 +342,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             metrics.push((w.name, report.key_metrics()));
         }
     }
-    summarize(scenario_name, &metrics);
+    summarize(scenario_name, &names, &metrics);
     if let Scenario::Rooms {
         rooms: args,
         then_half: true,
@@ -318,7 +353,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             .filter(|(n, _)| *n == "server")
             .filter_map(|(_, m)| {
                 m.iter()
-                    .find(|(k, _)| *k == "moves_per_sec")
+                    .find(|(k, _)| k == "moves_per_sec")
                     .map(|(_, v)| *v)
             })
             .collect();
@@ -338,54 +373,67 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     metrics.push((w.name, report.key_metrics()));
                 }
             }
-            summarize("rooms_half", &metrics);
+            summarize("rooms_half", &names, &metrics);
         }
     }
     Ok(())
 }
 
+fn scenario_name(s: &Scenario) -> &'static str {
+    match s {
+        Scenario::Connections { .. } => "connections",
+        Scenario::Fanout { .. } => "fanout",
+        Scenario::Rooms { .. } => "rooms",
+        Scenario::Bots { .. } => "bots",
+        Scenario::Abuse { .. } => "abuse",
+    }
+}
+
 async fn run_one(cli: &Cli, w: &Which, scenario: &Scenario) -> anyhow::Result<Report> {
     let t = &cli.targets;
     let mut spawned = None;
-    let target = match &w.addr {
-        Some(a) => {
-            let addr = sys::loopback(a)?;
-            let pid = w.pid.or_else(|| sys::pid_listening_on(addr.port()));
-            Target {
-                name: w.name.into(),
-                addr,
-                pid,
-            }
+    let target = if !w.addrs.is_empty() {
+        let mut nodes = Vec::new();
+        for (i, a) in w.addrs.iter().enumerate() {
+            let addr = sys::loopback(sys::host_port(a))?;
+            let pid = w
+                .pids
+                .get(i)
+                .copied()
+                .or_else(|| sys::pid_listening_on(addr.port()));
+            nodes.push(Node { addr, pid });
         }
-        None => {
-            let s = if w.name == "server" {
-                // The abuse scenario measures what an operator gets: the shipped limits.
-                let default = match scenario {
-                    Scenario::Abuse { .. } => "crates/loadgen/abuse.toml",
-                    _ => "crates/loadgen/load.toml",
-                };
-                let config = t
-                    .config
-                    .as_ref()
-                    .map_or(default.into(), |c| c.display().to_string());
-                let bin = match &t.server_bin {
-                    Some(b) => b.clone(),
-                    None => sibling("caro-arena")?,
-                };
-                spawn::start(&bin, &["--config".into(), config]).await?
-            } else {
-                spawn::start(&sibling("caro-baseline")?, &[]).await?
-            };
-            let target = Target {
-                name: w.name.into(),
-                addr: sys::loopback(&s.addr.to_string())?,
-                pid: Some(s.pid),
-            };
-            spawned = Some(s);
-            // Let the fresh process finish starting (RSS before is read at the scenario's start).
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            target
+        let first = nodes.remove(0);
+        Target {
+            name: w.name.into(),
+            addr: first.addr,
+            pid: first.pid,
+            peers: nodes,
         }
+    } else {
+        let s = if w.name == "server" {
+            // The abuse scenario measures what an operator gets: the shipped limits.
+            let default = match scenario {
+                Scenario::Abuse { .. } => "crates/loadgen/abuse.toml",
+                _ => "crates/loadgen/load.toml",
+            };
+            let config = t
+                .config
+                .as_ref()
+                .map_or(default.into(), |c| c.display().to_string());
+            let bin = match &t.server_bin {
+                Some(b) => b.clone(),
+                None => sibling("caro-arena")?,
+            };
+            spawn::start(&bin, &["--config".into(), config]).await?
+        } else {
+            spawn::start(&sibling("caro-baseline")?, &[]).await?
+        };
+        let target = Target::single(w.name, sys::loopback(&s.addr.to_string())?, Some(s.pid));
+        spawned = Some(s);
+        // Let the fresh process finish starting (RSS before is read at the scenario's start).
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        target
     };
     let report = match scenario {
         Scenario::Connections {
@@ -494,50 +542,69 @@ fn emit(scenario: &str, run: usize, report: &Report) {
     );
 }
 
-/// Medians per target and, with both, server/baseline ratios.
-fn summarize(scenario: &str, runs: &[(&'static str, Vec<(&'static str, f64)>)]) {
+/// Medians per target (in the order of `names`) and the server's ratio to each other target:
+/// `ratio` is server/baseline, `ratio_single` server/single (a cluster against its first node).
+fn summarize(scenario: &str, names: &[&'static str], runs: &[(&'static str, Vec<(String, f64)>)]) {
     let mut out = serde_json::Map::new();
     let keys: Vec<&str> = runs
         .first()
-        .map(|(_, m)| m.iter().map(|(k, _)| *k).collect())
+        .map(|(_, m)| m.iter().map(|(k, _)| k.as_str()).collect())
         .unwrap_or_default();
     let med = |target: &str, key: &str| {
         let v: Vec<f64> = runs
             .iter()
             .filter(|(n, _)| *n == target)
-            .filter_map(|(_, m)| m.iter().find(|(k, _)| *k == key).map(|(_, v)| *v))
+            .filter_map(|(_, m)| m.iter().find(|(k, _)| k == key).map(|(_, v)| *v))
             .collect();
         (!v.is_empty()).then(|| median(&v))
     };
-    let mut ratio = serde_json::Map::new();
+    let others: Vec<&str> = names.iter().copied().filter(|n| *n != "server").collect();
+    let mut ratios: Vec<serde_json::Map<String, serde_json::Value>> =
+        others.iter().map(|_| serde_json::Map::new()).collect();
     println!("== {scenario}: medians of {} run(s)", runs.len());
+    let fmt = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
     for key in &keys {
         let s = med("server", key);
-        let b = med("baseline", key);
-        let fmt = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
-        let r = match (s, b) {
-            (Some(s), Some(b)) if b != 0.0 => Some(s / b),
-            _ => None,
-        };
-        println!(
-            "  {key:>22}: server {:>12}  baseline {:>12}  ratio {}",
-            fmt(s),
-            fmt(b),
-            fmt(r)
-        );
-        if let Some(r) = r {
-            ratio.insert((*key).into(), json!(r));
+        let mut line = format!("  {key:>22}: server {:>12}", fmt(s));
+        for name in &others {
+            line += &format!("  {name} {:>12}", fmt(med(name, key)));
         }
+        for (name, ratio) in others.iter().zip(&mut ratios) {
+            let r = match (s, med(name, key)) {
+                (Some(s), Some(o)) if o != 0.0 => Some(s / o),
+                _ => None,
+            };
+            let label = if others.len() == 1 {
+                "ratio".to_string()
+            } else {
+                format!("server/{name}")
+            };
+            line += &format!("  {label} {}", fmt(r));
+            if let Some(r) = r {
+                ratio.insert((*key).into(), json!(r));
+            }
+        }
+        println!("{line}");
     }
-    for target in ["server", "baseline"] {
+    for target in names {
         let m: serde_json::Map<String, serde_json::Value> = keys
             .iter()
             .filter_map(|k| med(target, k).map(|v| ((*k).to_string(), json!(v))))
             .collect();
         if !m.is_empty() {
-            out.insert(target.into(), m.into());
+            out.insert((*target).into(), m.into());
         }
     }
-    out.insert("ratio".into(), ratio.into());
+    for (name, ratio) in others.iter().zip(ratios) {
+        let key = if *name == "baseline" {
+            "ratio".to_string()
+        } else {
+            format!("ratio_{name}")
+        };
+        out.insert(key, ratio.into());
+    }
+    if others.is_empty() {
+        out.insert("ratio".into(), serde_json::Map::new().into());
+    }
     println!("{}", json!({"scenario": scenario, "summary": out}));
 }

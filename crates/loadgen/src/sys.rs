@@ -33,6 +33,13 @@ pub fn loopback(target: &str) -> anyhow::Result<SocketAddr> {
     Ok(*first)
 }
 
+/// The `host:port` of an address given as `host:port`, `http://host:port/...` or
+/// `ws://host:port/...` (scripts/cluster prints URLs).
+pub fn host_port(addr: &str) -> &str {
+    let rest = addr.split_once("://").map_or(addr, |(_, r)| r);
+    rest.split('/').next().unwrap_or(rest)
+}
+
 /// Resident memory of process `pid` in bytes (`VmRSS` in `/proc/<pid>/status`).
 pub fn rss_bytes(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -124,6 +131,14 @@ mod tests {
         assert!(loopback("localhost:8080").is_ok());
         assert!(loopback("10.0.0.1:8080").is_err());
         assert!(loopback("192.168.1.1:80").is_err());
+    }
+
+    #[test]
+    fn urls_of_scripts_cluster_give_their_host_and_port() {
+        assert_eq!(host_port("127.0.0.1:8080"), "127.0.0.1:8080");
+        assert_eq!(host_port("http://127.0.0.1:8080"), "127.0.0.1:8080");
+        assert_eq!(host_port("ws://[::1]:8080/ws"), "[::1]:8080");
+        assert_eq!(host_port("http://localhost:80/"), "localhost:80");
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The generator's scenarios against a real caro-arena and the baseline, both started in this
 //! process on port 0. Small numbers; the assertions are about counts and structure, never speed.
+//! The cluster path (clients spread over several nodes, per-node figures) runs against one
+//! server given twice: the spreading and the accounting are the generator's, whatever serves.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -7,8 +9,9 @@ use std::time::Duration;
 
 use caro_arena::config::Config;
 use caro_arena::store::MemoryStore;
+use caro_loadgen::scenario::rooms::Pairing;
 use caro_loadgen::scenario::{abuse, bots, connections, fanout, rooms};
-use caro_loadgen::{baseline, client, wire, Target};
+use caro_loadgen::{baseline, client, wire, Node, Target};
 use tokio::sync::oneshot;
 
 fn config() -> Config {
@@ -67,11 +70,17 @@ async fn baseline_server() -> Running {
 }
 
 fn target(name: &str, addr: SocketAddr) -> Target {
-    Target {
-        name: name.into(),
+    Target::single(name, addr, Some(std::process::id()))
+}
+
+/// A "cluster" of two nodes that are the same server: every path of the multi-node code runs.
+fn twice(name: &str, addr: SocketAddr) -> Target {
+    let mut t = target(name, addr);
+    t.peers.push(Node {
         addr,
         pid: Some(std::process::id()),
-    }
+    });
+    t
 }
 
 fn fanout_opts() -> fanout::Opts {
@@ -96,6 +105,27 @@ async fn fanout_of_10_moves_to_5_spectators_yields_50_samples() {
     assert_eq!(r.latency.count, 50);
     assert_eq!(r.ack.count, 10);
     assert!(r.latency.p50_ms <= r.latency.p99_ms && r.latency.p99_ms <= r.latency.max_ms);
+    assert_eq!((r.nodes, r.per_node.len()), (1, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fanout_over_two_nodes_reports_each_nodes_spectators() {
+    let s = server().await;
+    let r = fanout::run(&twice("server", s.addr), &fanout_opts())
+        .await
+        .unwrap();
+    assert_eq!((r.nodes, r.joined, r.latency.count), (2, 5, 50));
+    // Spectators 0, 2, 4 on node 0 and 1, 3 on node 1: ten moves each.
+    let per: Vec<_> = r
+        .per_node
+        .iter()
+        .map(|n| (n.node.clone(), n.joined, n.latency.count))
+        .collect();
+    let a = s.addr.to_string();
+    assert_eq!(per, [(a.clone(), 3, 30), (a, 2, 20)]);
+    // One process behind both addresses: its CPU is counted once, and read.
+    assert!(r.cpu_us_per_frame.is_some());
+    assert!(r.human().contains("node 1 ("), "{}", r.human());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -143,6 +173,7 @@ fn rooms_opts() -> rooms::Opts {
         // 25 moves a game, so the rooms start new games within the run.
         board: 5,
         concurrency: 4,
+        pairing: Pairing::Cross,
     }
 }
 
@@ -159,6 +190,10 @@ async fn rooms_play_scripted_games_without_errors() {
         assert!(r.games >= 2, "{name}: {}", r.human());
         assert!(r.moves > 0, "{name}: {}", r.human());
         assert_eq!(r.ack.count, r.moves, "{name}: one ack per counted move");
+        assert_opponents_hear_the_moves(&r, rooms_opts().rooms);
+        // One server: cross pairing was asked, every room is same-node.
+        assert_eq!((r.nodes, r.pairing.as_str()), (1, "same"));
+        assert!(r.per_node.is_empty() && r.per_pairing.is_empty());
         // Each move reaches its three members (the mover's copy is the ack). Frames count when
         // they arrive inside the window and moves when they were sent inside it, so each room
         // can be one move's copies off at either edge (one move in flight per room), no more.
@@ -173,6 +208,59 @@ async fn rooms_play_scripted_games_without_errors() {
             r.human()
         );
     }
+}
+
+/// What every rooms report must hold: each move sent in the window is heard by the opponent
+/// (but the last one of each room can be heard after the opponent's window closed) and
+/// acknowledged to the mover.
+fn assert_opponents_hear_the_moves(r: &rooms::Report, rooms: usize) {
+    assert!(
+        r.opponent.count <= r.moves && r.opponent.count + rooms as u64 >= r.moves,
+        "{} opponent samples for {} moves: {}",
+        r.opponent.count,
+        r.moves,
+        r.human()
+    );
+    assert!((r.rooms_per_sec * r.secs).round() as u64 <= r.games);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rooms_with_cross_node_pairs_report_each_node() {
+    let s = server().await;
+    let o = rooms_opts();
+    let r = rooms::run(&twice("server", s.addr), &o).await.unwrap();
+    let h = r.human();
+    assert_eq!(r.errors, 0, "{h}");
+    assert!(r.moves > 0, "{h}");
+    assert_eq!((r.nodes, r.pairing.as_str()), (2, "cross"), "{h}");
+    assert!(r.per_pairing.is_empty(), "{h}");
+    let parts: Vec<_> = r.per_node.iter().map(|p| p.part.clone()).collect();
+    assert_eq!(parts, [s.addr.to_string(), s.addr.to_string()]);
+    // Each counted move is acknowledged to its mover on one node or the other, and with both
+    // players of every room on different nodes each node has movers.
+    let acks: Vec<u64> = r.per_node.iter().map(|p| p.ack.count).collect();
+    assert_eq!(acks.iter().sum::<u64>(), r.moves, "{h}");
+    assert!(acks.iter().all(|&n| n > 0), "{h}");
+    let opp: u64 = r.per_node.iter().map(|p| p.opponent.count).sum();
+    assert_eq!(opp, r.opponent.count, "{h}");
+    assert_opponents_hear_the_moves(&r, o.rooms);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rooms_with_mixed_pairing_report_same_and_cross_apart() {
+    let s = server().await;
+    let mut o = rooms_opts();
+    o.pairing = Pairing::Mixed;
+    let r = rooms::run(&twice("server", s.addr), &o).await.unwrap();
+    let h = r.human();
+    assert_eq!(r.errors, 0, "{h}");
+    // Room slot 0 is same-node, slot 1 cross-node.
+    let parts: Vec<_> = r.per_pairing.iter().map(|p| p.part.as_str()).collect();
+    assert_eq!(parts, ["same", "cross"], "{h}");
+    let acks: Vec<u64> = r.per_pairing.iter().map(|p| p.ack.count).collect();
+    assert_eq!(acks.iter().sum::<u64>(), r.moves, "{h}");
+    assert!(acks.iter().all(|&n| n > 0), "{h}");
+    assert_opponents_hear_the_moves(&r, o.rooms);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -350,4 +438,50 @@ async fn abuse_meets_each_defence_of_the_shipped_limits() {
 #[test]
 fn non_loopback_targets_are_refused() {
     assert!(caro_loadgen::sys::loopback("8.8.8.8:80").is_err());
+}
+
+/// The command line against a "cluster" as scripts/cluster runs it: the nodes' URLs in
+/// $CARO_CLUSTER_URLS (the default of `--server`), and `--single` for the first node alone in
+/// the same run; the summary has both and their ratios.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_line_loads_several_nodes_and_the_first_alone() {
+    let s = server().await;
+    let url = format!("http://{}", s.addr);
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_caro-loadgen"))
+        .env("CARO_CLUSTER_URLS", format!("{url},{url}"))
+        .args(["--single", "fanout"])
+        .args([
+            "--spectators",
+            "4",
+            "--moves",
+            "6",
+            "--interval-ms",
+            "5",
+            "--board",
+            "15",
+        ])
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("caro-loadgen finished within 2 minutes")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = stdout.lines().last().unwrap();
+    let v: serde_json::Value = serde_json::from_str(last).unwrap();
+    let summary = &v["summary"];
+    assert_eq!(v["scenario"], "fanout", "{last}");
+    // Four spectators, two a node, six moves: 24 deliveries, 12 a node; the first node alone
+    // delivers the same 24.
+    assert_eq!(summary["server"]["samples"], 24.0, "{last}");
+    assert_eq!(summary["server"]["node0_samples"], 12.0, "{last}");
+    assert_eq!(summary["server"]["node1_samples"], 12.0, "{last}");
+    assert_eq!(summary["single"]["samples"], 24.0, "{last}");
+    assert!(summary["single"].get("node0_samples").is_none(), "{last}");
+    assert_eq!(summary["ratio_single"]["samples"], 1.0, "{last}");
 }

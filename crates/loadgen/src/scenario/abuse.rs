@@ -481,6 +481,7 @@ fn players(opts: &Opts) -> rooms::Opts {
         rate: opts.pair_rate,
         board: 15,
         concurrency: 4,
+        pairing: rooms::Pairing::Same,
     }
 }
 

@@ -1,6 +1,10 @@
 //! `fanout`: one game watched by S spectators; the players move every T ms; the latency from a
 //! move being sent to each spectator receiving it.
 //!
+//! Against a cluster ([`Target::peers`]) the players and the room are on the first node and
+//! spectator i watches from node i mod N, so most deliveries cross nodes; the report adds each
+//! node's latency (docs/performance.md, "Against a cluster").
+//!
 //! Times are taken in this process: a move's send time is stored (nanoseconds since the run's
 //! start, in a shared table indexed by `seq`) just before the frame is written, and each
 //! spectator subtracts it on receipt. The spectators' own scheduling on the shared cores is part
@@ -51,8 +55,25 @@ pub struct Report {
     pub expected_samples: u64,
     /// Mover's send to its own acknowledgement.
     pub ack: Percentiles,
-    /// Target CPU per move frame delivered while the moves were played, microseconds.
+    /// Target CPU per move frame delivered while the moves were played, microseconds (all
+    /// nodes' CPU for a cluster).
     pub cpu_us_per_frame: Option<f64>,
+    /// Nodes the spectators were spread over (1: one server).
+    pub nodes: usize,
+    /// Each node's spectators, in node order (empty for one server).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_node: Vec<NodeReport>,
+}
+
+/// What the spectators of one node of a cluster measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeReport {
+    /// The node's address.
+    pub node: String,
+    /// Its spectators that joined.
+    pub joined: usize,
+    /// Move-sent to spectator-received latency on this node.
+    pub latency: Percentiles,
 }
 
 impl Report {
@@ -71,9 +92,20 @@ impl Report {
         ]
     }
 
-    /// One line for people.
+    /// Each node's numbers, named `node<i>_...` (none for one server).
+    pub fn node_metrics(&self) -> Vec<(String, f64)> {
+        let mut m = Vec::new();
+        for (i, n) in self.per_node.iter().enumerate() {
+            m.push((format!("node{i}_p50_ms"), n.latency.p50_ms));
+            m.push((format!("node{i}_p99_ms"), n.latency.p99_ms));
+            m.push((format!("node{i}_samples"), n.latency.count as f64));
+        }
+        m
+    }
+
+    /// One line for people (and one more per node of a cluster).
     pub fn human(&self) -> String {
-        format!(
+        let mut h = format!(
             "fanout [{}]: {} spectators ({} joined), {} moves; move->spectator {} (expected {}); ack p99={:.2}ms; {} us target CPU per frame",
             self.target,
             self.spectators,
@@ -83,7 +115,15 @@ impl Report {
             self.expected_samples,
             self.ack.p99_ms,
             self.cpu_us_per_frame.map_or("?".into(), |u| format!("{u:.1}")),
-        )
+        );
+        for (i, n) in self.per_node.iter().enumerate() {
+            let room = if i == 0 { ", the room's node" } else { "" };
+            h += &format!(
+                "\n  node {i} ({}{room}): {} joined; move->spectator {}",
+                n.node, n.joined, n.latency
+            );
+        }
+        h
     }
 }
 
@@ -133,7 +173,7 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
     let mut watchers = Vec::with_capacity(opts.spectators);
     for i in 0..opts.spectators {
         let (addr, room, joined, settled, permits, times) = (
-            target.addr,
+            target.node(i),
             room.clone(),
             joined.clone(),
             settled.clone(),
@@ -150,7 +190,7 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
                 Ok(ws) => ws,
                 Err(e) => {
                     eprintln!("fanout: spectator {i}: {e:#}");
-                    return Latency::default();
+                    return (false, Latency::default());
                 }
             };
             joined.fetch_add(1, Ordering::Relaxed);
@@ -173,7 +213,7 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
             };
             let _ = tokio::time::timeout_at(give_up, watch).await;
             client::close(ws).await;
-            lat
+            (true, lat)
         }));
     }
     while settled.load(Ordering::Relaxed) < opts.spectators {
@@ -183,7 +223,7 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     let start = Instant::now();
-    let cpu_before = target.pid.and_then(crate::sys::cpu_secs);
+    let cpu_before = target.cpu_secs();
     let players = [(x, 1), (o, 2)].map(|(client, seat)| {
         tokio::spawn(player(
             client,
@@ -202,10 +242,29 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
         ack.merge(&p.await.context("player task")??);
     }
     let mut latency = Latency::default();
-    for w in watchers {
-        latency.merge(&w.await.context("spectator task")?);
+    let nodes = target.nodes();
+    let mut per_node = vec![(0, Latency::default()); nodes];
+    for (i, w) in watchers.into_iter().enumerate() {
+        let (ok, lat) = w.await.context("spectator task")?;
+        latency.merge(&lat);
+        let node = &mut per_node[i % nodes];
+        node.0 += usize::from(ok);
+        node.1.merge(&lat);
     }
-    let cpu = match (cpu_before, target.pid.and_then(crate::sys::cpu_secs)) {
+    let per_node = if nodes > 1 {
+        per_node
+            .iter()
+            .enumerate()
+            .map(|(i, (joined, lat))| NodeReport {
+                node: target.node(i).to_string(),
+                joined: *joined,
+                latency: lat.summary(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let cpu = match (cpu_before, target.cpu_secs()) {
         (Some(a), Some(b)) => Some(b - a),
         _ => None,
     };
@@ -220,6 +279,8 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
         latency: latency.summary(),
         expected_samples: moves as u64 * joined as u64,
         ack: ack.summary(),
+        nodes,
+        per_node,
     })
 }
 

@@ -6,7 +6,14 @@
 //! moves as soon as the previous move reaches it (`rate` 0), or on a schedule of `rate` moves per
 //! second shared by all games. When a game has played the whole script (a full board, no line),
 //! everyone leaves and X opens the next room. Counting happens only inside the window that starts
-//! after `warmup`; the acknowledgement of move k is the mover receiving its own move k back.
+//! after `warmup`; the acknowledgement of move k is the mover receiving its own move k back, the
+//! opponent latency the other player receiving it.
+//!
+//! Against a cluster ([`Target::peers`]) room slot r's creator is on node r mod N and its
+//! opponent on the same node ([`Pairing::Same`]) or the next one ([`Pairing::Cross`]: every move
+//! reaches the opponent through another node), or every other slot of each ([`Pairing::Mixed`],
+//! both measured in one run under the same load); spectators go round-robin over the nodes. The
+//! report adds each node's figures and, mixed, each pairing's.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -39,6 +46,66 @@ pub struct Opts {
     pub board: u8,
     /// Handshakes in flight at once.
     pub concurrency: usize,
+    /// Where a room's two players connect, against a cluster.
+    pub pairing: Pairing,
+}
+
+/// Where the two players of a room connect, against a cluster (one server: the same place).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pairing {
+    /// Both on the creator's node.
+    Same,
+    /// The opponent on the node after the creator's.
+    Cross,
+    /// Even room slots `Same`, odd ones `Cross`; slots 2i and 2i+1 start on node i, so
+    /// that each node has as many of each.
+    Mixed,
+}
+
+impl Pairing {
+    /// `same`, `cross`, `mixed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pairing::Same => "same",
+            Pairing::Cross => "cross",
+            Pairing::Mixed => "mixed",
+        }
+    }
+
+    /// Whether room slot `r` is cross-node.
+    fn crosses(self, r: usize) -> bool {
+        match self {
+            Pairing::Same => false,
+            Pairing::Cross => true,
+            Pairing::Mixed => r % 2 == 1,
+        }
+    }
+
+    /// The node index (see [`Target::node`]) of member `m` of room slot `r`: 0 is the
+    /// creator, 1 the opponent, 2.. the spectators.
+    pub fn node_of(self, r: usize, m: usize) -> usize {
+        let first = match self {
+            Pairing::Mixed => r / 2,
+            _ => r,
+        };
+        match m {
+            0 => first,
+            1 => first + usize::from(self.crosses(r)),
+            k => first + k - 1,
+        }
+    }
+}
+
+impl std::str::FromStr for Pairing {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Pairing, String> {
+        match s {
+            "same" => Ok(Pairing::Same),
+            "cross" => Ok(Pairing::Cross),
+            "mixed" => Ok(Pairing::Mixed),
+            _ => Err(format!("pairing is same, cross or mixed, not {s:?}")),
+        }
+    }
 }
 
 /// What one run measured.
@@ -64,15 +131,67 @@ pub struct Report {
     pub frames_per_sec: f64,
     /// Games started (including the first of each room).
     pub games: u64,
+    /// Games started in the window per second: each game is a new room (`create_room`, two
+    /// joins, K spectators, 25..225 moves, everyone leaves).
+    pub rooms_per_sec: f64,
     /// `error` frames and failed clients.
     pub errors: u64,
     /// Mover's send to its own move coming back.
     pub ack: Percentiles,
+    /// Mover's send to the other player receiving the move.
+    pub opponent: Percentiles,
     /// CPU seconds the target process used in the window (with its pid known).
     pub target_cpu_secs: Option<f64>,
     /// Target CPU per `move` frame delivered, microseconds: the cost of the work itself,
     /// steadier than the rates when other processes share the cores.
     pub cpu_us_per_move_frame: Option<f64>,
+    /// `same`, `cross` or `mixed` (see [`Pairing`]); `same` against one server.
+    pub pairing: String,
+    /// Nodes the clients were spread over (1: one server).
+    pub nodes: usize,
+    /// Each node's figures, in node order (empty for one server): moves and acks of the
+    /// movers connected to it, opponent latency of the players receiving there.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_node: Vec<Part>,
+    /// With `mixed`: the same-node rooms' figures, then the cross-node rooms'.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_pairing: Vec<Part>,
+}
+
+/// The figures of a part of the clients (one node's, or one pairing's).
+#[derive(Clone, Debug, Serialize)]
+pub struct Part {
+    /// The node's address, or `same` / `cross`.
+    pub part: String,
+    /// Moves acknowledged in the window per second.
+    pub moves_per_sec: f64,
+    /// Mover's send to its own move coming back.
+    pub ack: Percentiles,
+    /// Mover's send to the other player receiving the move.
+    pub opponent: Percentiles,
+}
+
+/// What one member measured.
+#[derive(Default)]
+struct Measured {
+    ack: Latency,
+    opponent: Latency,
+}
+
+impl Measured {
+    fn merge(&mut self, other: &Measured) {
+        self.ack.merge(&other.ack);
+        self.opponent.merge(&other.opponent);
+    }
+
+    fn part(&self, part: String, secs: f64) -> Part {
+        Part {
+            part,
+            moves_per_sec: self.ack.len() as f64 / secs,
+            ack: self.ack.summary(),
+            opponent: self.opponent.summary(),
+        }
+    }
 }
 
 impl Report {
@@ -84,6 +203,9 @@ impl Report {
             ("ack_p50_ms", self.ack.p50_ms),
             ("ack_p99_ms", self.ack.p99_ms),
             ("ack_p999_ms", self.ack.p999_ms),
+            ("opp_p50_ms", self.opponent.p50_ms),
+            ("opp_p99_ms", self.opponent.p99_ms),
+            ("rooms_per_sec", self.rooms_per_sec),
             (
                 "cpu_us_per_move_frame",
                 self.cpu_us_per_move_frame.unwrap_or(f64::NAN),
@@ -91,15 +213,48 @@ impl Report {
         ]
     }
 
-    /// One line for people.
+    /// Each node's and each pairing's numbers, named `node<i>_...` and `same_...`,
+    /// `cross_...` (none for one server).
+    pub fn part_metrics(&self) -> Vec<(String, f64)> {
+        let mut m = Vec::new();
+        let named = self
+            .per_node
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (format!("node{i}"), p))
+            .chain(self.per_pairing.iter().map(|p| (p.part.clone(), p)));
+        for (name, p) in named {
+            m.push((format!("{name}_moves_per_sec"), p.moves_per_sec));
+            m.push((format!("{name}_ack_p99_ms"), p.ack.p99_ms));
+            m.push((format!("{name}_opp_p50_ms"), p.opponent.p50_ms));
+            m.push((format!("{name}_opp_p99_ms"), p.opponent.p99_ms));
+        }
+        m
+    }
+
+    /// One line for people (and one more per node and per pairing of a cluster).
     pub fn human(&self) -> String {
+        let mut h = self.line();
+        if self.nodes > 1 {
+            h += &format!("\n  {} nodes, {} pairing", self.nodes, self.pairing);
+        }
+        for p in self.per_node.iter().chain(&self.per_pairing) {
+            h += &format!(
+                "\n  {}: {:.0} moves/s; ack {}; opponent {}",
+                p.part, p.moves_per_sec, p.ack, p.opponent
+            );
+        }
+        h
+    }
+
+    fn line(&self) -> String {
         let rate = if self.rate > 0.0 {
             format!("{:.0} moves/s asked", self.rate)
         } else {
             "as fast as acked".into()
         };
         format!(
-            "rooms [{}]: {} games x {} spectators, {rate}, {:.1}s: {:.0} moves/s, {:.0} move frames/s ({:.0} frames/s), {} games, {} errors; ack {}; target CPU {}",
+            "rooms [{}]: {} games x {} spectators, {rate}, {:.1}s: {:.0} moves/s, {:.0} move frames/s ({:.0} frames/s), {} games ({:.1} rooms/s), {} errors; ack {}; opponent p50={:.2}ms p99={:.2}ms; target CPU {}",
             self.target,
             self.rooms,
             self.spectators,
@@ -108,8 +263,11 @@ impl Report {
             self.move_frames_per_sec,
             self.frames_per_sec,
             self.games,
+            self.rooms_per_sec,
             self.errors,
             self.ack,
+            self.opponent.p50_ms,
+            self.opponent.p99_ms,
             match (self.target_cpu_secs, self.cpu_us_per_move_frame) {
                 (Some(c), Some(u)) => format!("{:.0}% of a core, {u:.1} us per move frame", 100.0 * c / self.secs),
                 _ => "?".into(),
@@ -125,6 +283,7 @@ struct Counts {
     move_frames: AtomicU64,
     frames: AtomicU64,
     games: AtomicU64,
+    games_in_window: AtomicU64,
     errors: AtomicU64,
 }
 
@@ -150,6 +309,8 @@ struct Slot {
     joined_tx: mpsc::Sender<u64>,
     game_start: AtomicU64,
     base: Instant,
+    /// The last move sent: (generation, seq, when), for the opponent's latency.
+    sent: parking_lot::Mutex<(u64, u64, Instant)>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -169,7 +330,7 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
     let mut connecting = Vec::new();
     for r in 0..opts.rooms {
         for m in 0..opts.spectators + 2 {
-            let (addr, permits) = (target.addr, permits.clone());
+            let (addr, permits) = (target.node(opts.pairing.node_of(r, m)), permits.clone());
             connecting.push(tokio::spawn(async move {
                 let _p = permits.acquire().await;
                 client::hello(addr, &format!("r{r}m{m}")).await
@@ -189,10 +350,10 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
             Duration::ZERO
         },
     });
-    let cpu = tokio::spawn(cpu_in_window(target.pid, clock.from, clock.to));
+    let cpu = tokio::spawn(cpu_in_window(target.clone(), clock.from, clock.to));
     let mut tasks = Vec::new();
     let mut members = members.into_iter();
-    for _ in 0..opts.rooms {
+    for r in 0..opts.rooms {
         let (joined_tx, joined_rx) = mpsc::channel(opts.spectators + 2);
         let slot = Arc::new(Slot {
             room: watch::channel((0, String::new())).0,
@@ -200,6 +361,7 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
             joined_tx,
             game_start: AtomicU64::new(0),
             base: now,
+            sent: parking_lot::Mutex::new((0, 0, now)),
         });
         for m in 0..opts.spectators + 2 {
             let role = match m {
@@ -208,22 +370,34 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
                 _ => Role::Spectator,
             };
             let ws = members.next().expect("one connection per member");
-            tasks.push(tokio::spawn(member(
-                ws,
-                role,
-                slot.clone(),
-                opts.spectators + 1,
-                opts.board,
-                script.clone(),
-                clock.clone(),
-                counts.clone(),
-            )));
+            let node = opts.pairing.node_of(r, m) % target.nodes();
+            let crosses = opts.pairing.crosses(r);
+            tasks.push((
+                node,
+                crosses,
+                tokio::spawn(member(
+                    ws,
+                    role,
+                    slot.clone(),
+                    opts.spectators + 1,
+                    opts.board,
+                    script.clone(),
+                    clock.clone(),
+                    counts.clone(),
+                )),
+            ));
         }
     }
-    let mut ack = Latency::default();
-    for t in tasks {
+    let mut all = Measured::default();
+    let mut per_node: Vec<Measured> = (0..target.nodes()).map(|_| Measured::default()).collect();
+    let mut per_pairing = [Measured::default(), Measured::default()];
+    for (node, crosses, t) in tasks {
         match t.await {
-            Ok(Ok(l)) => ack.merge(&l),
+            Ok(Ok(l)) => {
+                all.merge(&l);
+                per_node[node].merge(&l);
+                per_pairing[usize::from(crosses)].merge(&l);
+            }
             Ok(Err(e)) => {
                 eprintln!("rooms: {e:#}");
                 counts.errors.fetch_add(1, Relaxed);
@@ -235,6 +409,30 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
     let moves = counts.moves.load(Relaxed);
     let move_frames = counts.move_frames.load(Relaxed);
     let target_cpu_secs = cpu.await.ok().flatten();
+    let per_node = if target.nodes() > 1 {
+        per_node
+            .iter()
+            .enumerate()
+            .map(|(i, m)| m.part(target.node(i).to_string(), secs))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // One node: every room is same-node, whatever was asked.
+    let pairing = if target.nodes() > 1 {
+        opts.pairing
+    } else {
+        Pairing::Same
+    };
+    let per_pairing = if pairing == Pairing::Mixed {
+        let [same, cross] = &per_pairing;
+        vec![
+            same.part("same".into(), secs),
+            cross.part("cross".into(), secs),
+        ]
+    } else {
+        Vec::new()
+    };
     Ok(Report {
         target: target.name.clone(),
         rooms: opts.rooms,
@@ -246,22 +444,28 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
         move_frames_per_sec: move_frames as f64 / secs,
         frames_per_sec: counts.frames.load(Relaxed) as f64 / secs,
         games: counts.games.load(Relaxed),
+        rooms_per_sec: counts.games_in_window.load(Relaxed) as f64 / secs,
         errors: counts.errors.load(Relaxed),
-        ack: ack.summary(),
+        ack: all.ack.summary(),
+        opponent: all.opponent.summary(),
         target_cpu_secs,
         cpu_us_per_move_frame: target_cpu_secs
             .filter(|_| move_frames > 0)
             .map(|c| c * 1e6 / move_frames as f64),
+        pairing: pairing.name().into(),
+        nodes: target.nodes(),
+        per_node,
+        per_pairing,
     })
 }
 
-/// CPU seconds process `pid` uses between `from` and `to`.
-pub(crate) async fn cpu_in_window(pid: Option<u32>, from: Instant, to: Instant) -> Option<f64> {
-    let pid = pid?;
+/// CPU seconds the target's processes use between `from` and `to`.
+pub(crate) async fn cpu_in_window(target: Target, from: Instant, to: Instant) -> Option<f64> {
+    target.pid?;
     tokio::time::sleep_until(from).await;
-    let a = crate::sys::cpu_secs(pid)?;
+    let a = target.cpu_secs()?;
     tokio::time::sleep_until(to).await;
-    Some(crate::sys::cpu_secs(pid)? - a)
+    Some(target.cpu_secs()? - a)
 }
 
 /// How long a member keeps waiting for its last acknowledgement after the window closed.
@@ -277,8 +481,8 @@ async fn member(
     script: Arc<Vec<(u8, u8)>>,
     clock: Arc<Clock>,
     counts: Arc<Counts>,
-) -> anyhow::Result<Latency> {
-    let mut ack = Latency::default();
+) -> anyhow::Result<Measured> {
+    let mut measured = Measured::default();
     let mut gen = 0u64;
     let mut rooms = slot.room.subscribe();
     let last = script.len() as u64;
@@ -302,6 +506,9 @@ async fn member(
                 }
             }
             counts.games.fetch_add(1, Relaxed);
+            if clock.inside(Instant::now()) {
+                counts.games_in_window.fetch_add(1, Relaxed);
+            }
             slot.game_start
                 .store(slot.base.elapsed().as_nanos() as u64, Relaxed);
             room
@@ -354,7 +561,9 @@ async fn member(
                 _ = tokio::time::sleep_until(stop_at) => break 'games,
                 _ = tokio::time::sleep_until(due), if my_turn => {
                     let (x, y) = script[next as usize - 1];
-                    pending = Some((next, Instant::now()));
+                    let sent = Instant::now();
+                    pending = Some((next, sent));
+                    *slot.sent.lock() = (gen, next, sent);
                     client::send(&mut ws, wire::move_(&room, next, x, y)).await?;
                 }
                 text = client::next_text(&mut ws) => {
@@ -375,9 +584,17 @@ async fn member(
                                 if s == seen {
                                     pending = None;
                                     if clock.inside(sent) {
-                                        ack.record(now - sent);
+                                        measured.ack.record(now - sent);
                                         counts.moves.fetch_add(1, Relaxed);
                                     }
+                                }
+                            }
+                            // The opponent's move: the mover wrote its send time before sending,
+                            // and cannot send again before this player has answered.
+                            if mine.is_some_and(|p| seen % 2 != p) {
+                                let (g, s, sent) = *slot.sent.lock();
+                                if g == gen && s == seen && clock.inside(sent) {
+                                    measured.opponent.record(now - sent);
                                 }
                             }
                             if seen >= last {
@@ -398,14 +615,44 @@ async fn member(
         client::send(&mut ws, wire::leave_room(&room)).await?;
     }
     client::close(ws).await;
-    Ok(ack)
+    Ok(measured)
 }
 
 /// Convenience for the bots scenario and tests: a loopback target without a pid.
 pub fn target(name: &str, addr: SocketAddr) -> Target {
-    Target {
-        name: name.into(),
-        addr,
-        pid: None,
+    Target::single(name, addr, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cross_pairing_puts_the_opponent_on_the_next_node() {
+        // Room slot 2: creator on node 2, spectators on 3, 4, ...
+        assert_eq!(Pairing::Same.node_of(2, 0), 2);
+        assert_eq!(Pairing::Same.node_of(2, 1), 2);
+        assert_eq!(Pairing::Cross.node_of(2, 1), 3);
+        assert_eq!(Pairing::Cross.node_of(2, 3), 4);
+        // Mixed: even slots same, odd slots cross, two slots a node.
+        assert_eq!(Pairing::Mixed.node_of(2, 0), 1);
+        assert_eq!(Pairing::Mixed.node_of(2, 1), 1);
+        assert_eq!(Pairing::Mixed.node_of(3, 0), 1);
+        assert_eq!(Pairing::Mixed.node_of(3, 1), 2);
+        assert_eq!("mixed".parse::<Pairing>(), Ok(Pairing::Mixed));
+        assert!("both".parse::<Pairing>().is_err());
+    }
+
+    #[test]
+    fn node_indices_go_round_robin_over_the_cluster() {
+        let a: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let b: SocketAddr = "127.0.0.1:2".parse().unwrap();
+        let mut t = Target::single("server", a, None);
+        assert_eq!((t.nodes(), t.node(0), t.node(5)), (1, a, a));
+        t.peers.push(crate::Node { addr: b, pid: None });
+        assert_eq!((t.nodes(), t.node(0), t.node(1), t.node(2)), (2, a, b, a));
+        // Room slot 1 of a cross pairing on two nodes: creator on b, opponent back on a.
+        assert_eq!(t.node(Pairing::Cross.node_of(1, 0)), b);
+        assert_eq!(t.node(Pairing::Cross.node_of(1, 1)), a);
     }
 }
