@@ -29,6 +29,9 @@ pub(super) const RELEASE: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then
 return redis.call('DEL', KEYS[1]) end return 0";
 /// The close code for a connection whose room moved to another node: reconnect and resume.
 pub const CLOSE_ROOM_MOVED: u16 = 1012;
+/// Looks at the lease of a room nobody here knows of, and the wait between them.
+const FRESH_LOOKS: u32 = 10;
+const FRESH_WAIT: Duration = Duration::from_millis(50);
 /// The most frames the publisher sends in one round trip.
 const BATCH: usize = 512;
 
@@ -594,13 +597,19 @@ pub async fn locate(server: &Arc<Server>, room: &str, may_take: bool) -> Option<
         return Some(e.handle);
     }
     let link = server.lobby.cluster()?.clone();
-    let mut redis = link.redis.clone();
-    let owner: Option<String> = redis::cmd("GET")
-        .arg(link.names.owner_key(room))
-        .query_async(&mut redis)
-        .await
-        .ok()
-        .flatten();
+    // A room made a moment ago on another node may not have its lease yet (the node takes it
+    // in the background as the creator hears of the room, and the creator can share the id at
+    // once): a room nobody here knows of gets a few looks.
+    let mut owner = None;
+    for look in 0..FRESH_LOOKS {
+        owner = lease_owner(&link, room).await;
+        if owner.is_some() || may_take || link.owner(room).is_some() {
+            break;
+        }
+        if look + 1 < FRESH_LOOKS {
+            tokio::time::sleep(FRESH_WAIT).await;
+        }
+    }
     let owner = match owner {
         None if may_take || link.owner(room).is_some() => lease_back(&link, room).await,
         owner => owner,
@@ -620,20 +629,24 @@ pub async fn locate(server: &Arc<Server>, room: &str, may_take: bool) -> Option<
 /// node takes its leases again within a third of a lease). Waits up to a lease for that: the
 /// owner then, or `None` (its node is gone).
 async fn lease_back(link: &Link, room: &str) -> Option<String> {
-    let mut redis = link.redis.clone();
     for _ in 0..6 {
         tokio::time::sleep(link.lease / 6).await;
-        let owner: Option<String> = redis::cmd("GET")
-            .arg(link.names.owner_key(room))
-            .query_async(&mut redis)
-            .await
-            .ok()
-            .flatten();
-        if owner.is_some() {
-            return owner;
+        if let Some(owner) = lease_owner(link, room).await {
+            return Some(owner);
         }
     }
     None
+}
+
+/// The node holding room `room`'s lease (`None` also when Redis cannot be read).
+async fn lease_owner(link: &Link, room: &str) -> Option<String> {
+    let mut redis = link.redis.clone();
+    redis::cmd("GET")
+        .arg(link.names.owner_key(room))
+        .query_async(&mut redis)
+        .await
+        .ok()
+        .flatten()
 }
 
 /// At start: which of the store's unfinished games this node restores (those whose lease it

@@ -168,7 +168,6 @@ async fn the_script_exits_with_its_commands_status() {
 /// The acceptance run of issue 19's load generator part: three real nodes, fanout spectators
 /// on all three, rooms with cross- and same-node pairs, no errors.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the server's [cluster] section (issue 19); run with --ignored once it lands"]
 async fn the_loadgen_spreads_its_clients_over_a_three_node_cluster() {
     let Some(bin) = needs(
         "the_loadgen_spreads_its_clients_over_a_three_node_cluster",
