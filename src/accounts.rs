@@ -269,8 +269,10 @@ impl Accounts {
             ));
         }
         check_password(&password)?;
-        let phc = blocking(move || hash(&password)).await?;
         let key = username_key(&username);
+        // A shared database may know the name from another node.
+        self.refresh(&key).await;
+        let phc = blocking(move || hash(&password)).await?;
         let account = Arc::new(Account {
             player_id: player_id.clone(),
             username: username.into(),
@@ -309,6 +311,7 @@ impl Accounts {
     ) -> Result<Arc<Account>, ProtoError> {
         let key = username_key(username.trim());
         self.attempt(ip, &key)?;
+        self.refresh(&key).await;
         let account = self.by_key.get(&key).map(|a| a.value().clone());
         let phc = account.as_ref().map(|a| a.phc.lock().clone());
         let dummy = match phc {
@@ -331,6 +334,28 @@ impl Accounts {
         match account {
             Some(a) if ok => Ok(a),
             _ => Err(bad_login()),
+        }
+    }
+
+    /// With a shared database (a cluster), reads account `key` from the store into memory: an
+    /// account another node made, or the password another node changed. Nothing for stores one
+    /// node owns. A store that cannot answer leaves memory as it is.
+    async fn refresh(&self, key: &str) {
+        let (store, lookup) = (self.store.clone(), key.to_string());
+        let found = tokio::task::spawn_blocking(move || store.account_by_username(&lookup)).await;
+        let stored = match found {
+            Ok(Ok(Some(stored))) => stored,
+            Ok(Ok(None)) => return,
+            Ok(Err(e)) => return tracing::warn!("store: looking up an account failed: {e}"),
+            Err(e) => return tracing::warn!("store: looking up an account failed: {e}"),
+        };
+        match self.by_player.get(stored.player_id.as_str()) {
+            Some(a) => *a.phc.lock() = stored.phc,
+            None => self.insert(Arc::new(Account {
+                player_id: stored.player_id.into(),
+                username: stored.username.into(),
+                phc: Mutex::new(stored.phc),
+            })),
         }
     }
 
@@ -362,9 +387,15 @@ impl Accounts {
         .await
     }
 
+    /// Forgets every token of account `player_id` (its `logout_everywhere`, here or on another
+    /// node of a cluster).
+    pub fn forget_tokens(&self, player_id: &str) {
+        self.tokens.retain(|_, p| &**p != player_id);
+    }
+
     /// Unbinds every token of `account`; the caller ends their sessions.
     pub async fn logout_everywhere(&self, account: &Account) -> Result<(), ProtoError> {
-        self.tokens.retain(|_, p| *p != account.player_id);
+        self.forget_tokens(&account.player_id);
         self.write(AccountEvent::LoggedOutEverywhere {
             player_id: account.player_id.to_string(),
         })

@@ -232,7 +232,27 @@ async fn a_room_made_on_a_is_played_from_b_watched_from_c_and_listed_on_all_thre
     let (node_a, a) = cluster.node("a");
     let (node_b, b) = cluster.node("b");
     let (node_c, c) = cluster.node("c");
+    // dave watches the lobby on C.
+    let (mut dave, _) = hello(c, "dave").await;
+    dave.send(json!({"type": "watch_lobby", "id": 1})).await;
+    assert_eq!(dave.recv().await["type"], "room_list");
     let (mut alice, mut bob, mut carol, room, wa, _) = spread(a, b, c).await;
+    // ... and hears of the room made on A.
+    let mut heard = false;
+    for _ in 0..20 {
+        let update = dave.recv().await;
+        assert_eq!(update["type"], "lobby_update", "{update}");
+        if update["rooms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["room_id"] == room)
+        {
+            heard = true;
+            break;
+        }
+    }
+    assert!(heard, "C's lobby watcher never heard of the room made on A");
     play_watched(&mut alice, &mut bob, &mut carol, &room, 0..4, 0).await;
     // The lobby is the same on every node.
     let summaries = [
@@ -252,7 +272,9 @@ async fn a_room_made_on_a_is_played_from_b_watched_from_c_and_listed_on_all_thre
     assert_eq!(back["player_id"], wa["player_id"], "{back}");
     assert_eq!(joined["you"]["seat"], "x", "{joined}");
     assert_eq!(joined["room"]["moves"], moves_json(4), "{joined}");
-    drop(alice);
+    // Her connection on A is closed as taken over, as on one node.
+    let taken = alice.closed().await.expect("a close frame");
+    assert_eq!(u16::from(taken.code), 4000, "{taken:?}");
     play_watched(&mut alice_c, &mut bob, &mut carol, &room, 4..9, 4).await;
     let over = carol.recv_skip(&["room_update"]).await;
     assert_eq!(
@@ -391,4 +413,62 @@ async fn play_local(mover: &mut Client, room: &str, i: usize) {
         (&json!("move"), &json!(i)),
         "{ack}"
     );
+}
+
+#[tokio::test]
+async fn logout_everywhere_on_one_node_closes_the_accounts_connections_on_the_others() {
+    let Some(cluster) = Cluster::new("cluster_logout", None) else {
+        return;
+    };
+    let (_node_a, a) = cluster.node("a");
+    let (_node_b, b) = cluster.node("b");
+    let (mut ann, w) = hello(a, "guest").await;
+    let player_id = w["player_id"].clone();
+    ann.ask(
+        json!({"type": "register", "id": 1, "username": "Ann", "password": "correct horse battery"}),
+        json!({"type": "logged_in", "re": 1, "player_id": player_id, "name": "Ann"}),
+    )
+    .await;
+    // The account logs in on B too (a session of its own there).
+    let (mut on_b, _) = hello(b, "x").await;
+    on_b.send(
+        json!({"type": "login", "id": 1, "username": "ann", "password": "correct horse battery"}),
+    )
+    .await;
+    let v = on_b.recv().await;
+    assert_eq!(
+        (&v["type"], &v["player_id"]),
+        (&json!("logged_in"), &player_id),
+        "{v}"
+    );
+    let token = v["token"].as_str().unwrap().to_string();
+    // A password changed on A holds on B at once: the old one no longer logs in there.
+    ann.ask(
+        json!({"type": "change_password", "id": 3, "old": "correct horse battery", "new": "a new password"}),
+        json!({"type": "password_changed", "re": 3}),
+    )
+    .await;
+    let (mut other, _) = hello(b, "y").await;
+    other
+        .ask(
+            json!({"type": "login", "id": 1, "username": "Ann", "password": "correct horse battery"}),
+            json!({"type": "error", "re": 1, "code": "bad_login", "message": "wrong username or password"}),
+        )
+        .await;
+    other
+        .send(json!({"type": "login", "id": 2, "username": "Ann", "password": "a new password"}))
+        .await;
+    assert_eq!(other.recv().await["type"], "logged_in");
+    ann.ask(
+        json!({"type": "logout_everywhere", "id": 2}),
+        json!({"type": "logged_out", "re": 2}),
+    )
+    .await;
+    let closed = on_b.closed().await.expect("a close frame");
+    assert_eq!(u16::from(closed.code), 4001, "{closed:?}");
+    // The token no longer resumes on B.
+    let mut again = connect(b).await;
+    again.send(json!({"type": "hello", "token": token})).await;
+    let w = again.recv().await;
+    assert_eq!(w["resumed"], false, "{w}");
 }

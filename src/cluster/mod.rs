@@ -385,4 +385,11 @@ impl Link {
         });
         self.publish(self.names.lobby(), frame);
     }
+
+    /// Tells every other node something about identities: `L` + a player id (its account
+    /// logged out everywhere), `T` + a token hash (its session resumed here).
+    pub fn announce(&self, kind: char, body: &str) {
+        let frame = wire::frame(format_args!("{kind} {}", self.node), body.as_bytes());
+        self.publish(self.names.lobby(), frame);
+    }
 }

@@ -13,7 +13,7 @@ use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use super::wire::{self, Cmd, Op, Reply};
 use super::{Link, Out};
-use crate::client::ClientHandle;
+use crate::client::{ClientHandle, CLOSE_LOGGED_OUT, CLOSE_TAKEN_OVER};
 use crate::protocol::{encode_error, ErrorCode, ProtoError};
 use crate::room::{RoomCmd, RoomHandle, Who};
 use crate::store::StoreEvent;
@@ -273,8 +273,32 @@ async fn on_frame(server: &Arc<Server>, link: &Arc<Link>, channel: &str, payload
             };
             moved(server, link, room, (*node).into());
         }
-        ('U' | 'O', _) => {}
+        ('L', [node]) if *node != &*link.node => {
+            if let Ok(player) = std::str::from_utf8(body) {
+                server.accounts.forget_tokens(player);
+                logged_out(server, player);
+            }
+        }
+        ('T', [node]) if *node != &*link.node => {
+            let session = std::str::from_utf8(body)
+                .ok()
+                .and_then(|hash| server.lobby.session_by_hash(hash));
+            if let Some(conn) = session.and_then(|s| s.conn.lock().take()) {
+                conn.close(CLOSE_TAKEN_OVER, "session resumed on another connection");
+            }
+        }
+        ('U' | 'O' | 'L' | 'T', _) => {}
         _ => tracing::warn!(channel, %kind, "cluster: an unknown frame"),
+    }
+}
+
+/// Account `player` logged out everywhere: this node forgets its sessions and closes their
+/// connections (4001).
+pub fn logged_out(server: &Server, player: &str) {
+    for s in server.lobby.forget_player(player) {
+        if let Some(c) = s.conn.lock().clone() {
+            c.close(CLOSE_LOGGED_OUT, "logged out everywhere");
+        }
     }
 }
 

@@ -109,10 +109,9 @@ impl Conn {
         let account = self.logged_in(session)?;
         self.server.accounts.logout_everywhere(&account).await?;
         self.client.send(encode(&ServerMsg::LoggedOut {}, re));
-        for s in self.server.lobby.forget_player(&account.player_id) {
-            if let Some(c) = s.conn.lock().clone() {
-                c.close(CLOSE_LOGGED_OUT, "logged out everywhere");
-            }
+        crate::cluster::node::logged_out(&self.server, &account.player_id);
+        if let Some(link) = self.server.lobby.cluster() {
+            link.announce('L', &account.player_id);
         }
         self.client.close(CLOSE_LOGGED_OUT, "logged out everywhere");
         Ok(())

@@ -366,6 +366,10 @@ impl Conn {
                 old.close(CLOSE_TAKEN_OVER, "session resumed on another connection");
             }
         }
+        // In a cluster, its connection on another node (if any) closes with 4000 too.
+        if let (true, Some(link)) = (resumed, lobby.cluster()) {
+            link.announce('T', &session.token_hash);
+        }
         self.session = Some(session.clone());
         self.client.send(encode(
             &ServerMsg::Welcome {

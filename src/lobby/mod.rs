@@ -458,6 +458,10 @@ impl Lobby {
             .get(&hash_token(token))
             .map(|s| s.value().clone())
     }
+    /// The session of a token's hash.
+    pub fn session_by_hash(&self, token_hash: &str) -> Option<Arc<Session>> {
+        self.sessions.get(token_hash).map(|s| s.value().clone())
+    }
     /// A new identity with a random token; returns the session and the token (which only the
     /// client keeps).
     pub fn new_session(&self, name: Arc<str>) -> (Arc<Session>, String) {

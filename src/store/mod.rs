@@ -365,6 +365,16 @@ pub trait Store: Send + Sync + 'static {
     fn account_of_token(&self, _token_hash: &str) -> Result<Option<StoredAccount>, StoreError> {
         Ok(None)
     }
+    /// The account whose lowercased username is `username_key`, looked up at every `login` and
+    /// `register` when the database is shared (PostgreSQL): another node may have made the
+    /// account, or changed its password, since this one started. Stores one node owns answer
+    /// `None` (memory has every account). Blocks.
+    fn account_by_username(
+        &self,
+        _username_key: &str,
+    ) -> Result<Option<StoredAccount>, StoreError> {
+        Ok(None)
+    }
     /// The session of a token (by its hash) and the unfinished games it holds a seat in, looked
     /// up when a `hello` brings a token this node does not hold: in a cluster another node may
     /// have issued it. Stores one node owns answer `None` (every resumable session is in memory

@@ -28,7 +28,7 @@ pub mod testing;
 mod tests;
 mod write;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -211,9 +211,30 @@ async fn write_batch(
     }
     let mut client = pool.get().await?;
     let tx = client.transaction().await?;
-    // Fences raised in this batch (kept once it commits) and the rooms checked, with the answer.
+    // The rooms of the batch whose fence this node holds, checked in one statement (a batch of
+    // a node running many rooms holds events of many), except those whose fence the batch
+    // raises itself: they are this node's by then.
+    let mut raising: HashSet<&str> = HashSet::new();
+    let mut held: HashMap<&str, i64> = HashMap::new();
+    for m in batch {
+        let Msg::Event { event, .. } = m else {
+            continue;
+        };
+        match event {
+            StoreEvent::Owner { room_id, .. } => {
+                raising.insert(room_id);
+            }
+            e => {
+                if let Some(room) = e.room().filter(|r| !raising.contains(r)) {
+                    if let Some(f) = fences.get(room) {
+                        held.insert(room, *f);
+                    }
+                }
+            }
+        }
+    }
+    let mut checked: HashMap<&str, bool> = write::hold_fences(&tx, &held).await?;
     let mut raised: HashMap<&str, i64> = HashMap::new();
-    let mut checked: HashMap<&str, bool> = HashMap::new();
     let mut fenced = Vec::new();
     for (i, m) in batch.iter().enumerate() {
         let Msg::Event { event, at, .. } = m else {
@@ -224,15 +245,9 @@ async fn write_batch(
             checked.insert(room_id, true);
             continue;
         }
-        if let Some(room) = event.room() {
-            let held = fences.get(room).map(|f| *f);
-            if let (Some(fence), None) = (held, checked.get(room)) {
-                checked.insert(room, write::holds_fence(&tx, room, fence).await?);
-            }
-            if checked.get(room) == Some(&false) {
-                fenced.push(i);
-                continue;
-            }
+        if event.room().is_some_and(|r| checked.get(r) == Some(&false)) {
+            fenced.push(i);
+            continue;
         }
         write_event(&tx, event, *at).await?;
     }
@@ -454,6 +469,25 @@ impl Store for PostgresStore {
                     "SELECT a.player_id, a.username, a.password_phc FROM account_sessions t
                      JOIN accounts a ON a.player_id = t.player_id WHERE t.token_hash = $1",
                     &[&hash],
+                )
+                .await?;
+            Ok(row.map(|r| StoredAccount {
+                player_id: r.get(0),
+                username: r.get(1),
+                phc: r.get(2),
+            }))
+        })
+    }
+
+    fn account_by_username(&self, username_key: &str) -> Result<Option<StoredAccount>, StoreError> {
+        let (pool, key) = (self.pool.clone(), username_key.to_string());
+        self.block(async move {
+            let client = pool.get().await?;
+            let row = client
+                .query_opt(
+                    "SELECT player_id, username, password_phc FROM accounts
+                     WHERE username_key = $1",
+                    &[&key],
                 )
                 .await?;
             Ok(row.map(|r| StoredAccount {

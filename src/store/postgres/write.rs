@@ -2,6 +2,8 @@
 //! EXISTS` for rows of a game), because in PostgreSQL one failing statement aborts the whole
 //! transaction, other rooms' moves with it.
 
+use std::collections::HashMap;
+
 use deadpool_postgres::Transaction;
 use tokio_postgres::types::ToSql;
 
@@ -333,16 +335,31 @@ pub(super) async fn raise_fence(
     Ok(tx.query_one(&st, &[&room, &node, &at]).await?.get(0))
 }
 
-/// Whether room `room`'s fence is still `fence`. Locks the row until the transaction ends, so
-/// a new owner's [`raise_fence`] waits for this batch and then reads the game after it.
-pub(super) async fn holds_fence(
+/// Which of the rooms in `held` (room to the fence this node holds) still have that fence, in
+/// one statement. Locks their rows until the transaction ends, so a new owner's
+/// [`raise_fence`] waits for this batch and then reads the game after it.
+pub(super) async fn hold_fences<'a>(
     tx: &Transaction<'_>,
-    room: &str,
-    fence: i64,
-) -> Result<bool, tokio_postgres::Error> {
+    held: &HashMap<&'a str, i64>,
+) -> Result<HashMap<&'a str, bool>, tokio_postgres::Error> {
+    if held.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let rooms: Vec<&str> = held.keys().copied().collect();
     let st = tx
-        .prepare_cached("SELECT fence FROM room_owners WHERE room_id = $1 FOR SHARE")
+        .prepare_cached(
+            "SELECT room_id, fence FROM room_owners WHERE room_id = ANY($1) ORDER BY room_id
+             FOR SHARE",
+        )
         .await?;
-    let now: Option<i64> = tx.query_opt(&st, &[&room]).await?.map(|r| r.get(0));
-    Ok(now == Some(fence))
+    let now: HashMap<String, i64> = tx
+        .query(&st, &[&rooms])
+        .await?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    Ok(held
+        .iter()
+        .map(|(room, fence)| (*room, now.get(*room) == Some(fence)))
+        .collect())
 }
