@@ -59,6 +59,7 @@ fn main() {
             },
             seed: 1,
             nodes: None,
+            threads: 1,
         }),
         None => serve(cli.level.options()),
     }
@@ -127,6 +128,9 @@ struct LevelArgs {
     /// Node budget per move of the full search, besides the clock (fixed-node self-play).
     #[arg(long, value_parser = value_parser!(u64).range(1..))]
     nodes: Option<u64>,
+    /// Search threads (Lazy SMP) until the manager sends INFO thread_num.
+    #[arg(long, default_value_t = 1, value_parser = value_parser!(u64).range(1..=MAX_THREADS as u64))]
+    threads: u64,
 }
 
 /// `--style`.
@@ -166,6 +170,7 @@ impl LevelArgs {
             },
             seed: self.seed,
             nodes: self.nodes,
+            threads: self.threads as usize,
         }
     }
 }
@@ -179,6 +184,8 @@ struct Options {
     /// `--nodes`: a node budget per move besides the clock, not a `Level` field (the server's
     /// bots have none); for self-play whose result does not depend on the machine's load.
     nodes: Option<u64>,
+    /// `--threads`: search threads until `INFO thread_num` says otherwise.
+    threads: usize,
 }
 
 /// Speaks the protocol on stdin/stdout, playing at `options`' level.
@@ -300,12 +307,14 @@ fn thread_count(n: u64, available: usize) -> usize {
 
 impl Brain {
     fn new(options: Options) -> Brain {
+        let mut bot = Bot::with_table(options.level, options.seed, DEFAULT_TT_MB);
+        bot.set_threads(options.threads);
         Brain {
             board: None,
             rule: Rule::Freestyle,
             clock: Clock::default(),
             tt_mb: DEFAULT_TT_MB,
-            bot: Bot::with_table(options.level, options.seed, DEFAULT_TT_MB),
+            bot,
             rule_error: None,
             marked: Vec::new(),
             nodes: options.nodes,
@@ -851,6 +860,8 @@ mod tests {
         assert_eq!((o.seed, o.nodes), (9, None));
         let o = options(&["--nodes", "60000"]).unwrap();
         assert_eq!((o.nodes, o.level.max_depth), (Some(60_000), FULL_DEPTH));
+        assert_eq!(o.threads, 1);
+        assert_eq!(options(&["--threads", "2"]).unwrap().threads, 2);
         let o = options(&["--depth", "6", "--seed", "2", "--depth=3"]).unwrap();
         assert_eq!((o.level.max_depth, o.seed), (3, 2), "the last value wins");
         let o = options(&["--style", "classic"]).unwrap();
@@ -866,6 +877,8 @@ mod tests {
             &["--style", "fast"],
             &["--seed", "-1"],
             &["--nodes", "0"],
+            &["--threads", "0"],
+            &["--threads", "65"],
             &["--level", "strong"],
             &["7"],
         ] {
