@@ -157,6 +157,15 @@ struct Shared {
     helper_best: Mutex<Option<HelperResult>>,
 }
 
+/// Raises `Shared::done` when dropped.
+struct DoneOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for DoneOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// A helper thread's completed iteration.
 struct HelperResult {
     depth: u8,
@@ -325,9 +334,12 @@ impl Searcher {
                     })
                 })
                 .collect();
+            // Raised however the main thread leaves (a panic too), so the scope's join of the
+            // helpers never waits for searches nobody will use.
+            let over = DoneOnDrop(&shared.done);
             let mut run = Run::new(main, tt, Some(dfpn), Some(shared), 0, board, limits, stop);
             let mut best = run.iterate(limits, info);
-            shared.done.store(true, Ordering::Relaxed);
+            drop(over);
             let mut nodes = run.nodes;
             for h in handles {
                 nodes += h
