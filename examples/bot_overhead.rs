@@ -61,6 +61,7 @@ async fn main() {
         nice: 10,
         bot_vs_bot_slots: 1,
         slots_per_player: 1,
+        idle_threads: 1,
     };
     let tracker = TaskTracker::new();
     let pool = BotPool::new(

@@ -325,3 +325,37 @@ async fn the_same_game_gets_the_same_analysis_whatever_was_searched_before() {
     assert_eq!(analyses[0], analyses[1]);
     server.stop().await;
 }
+
+/// `search.idle_threads = 2` (docs/bots.md, "Threads on idle cores"): an analysis alone on the
+/// server searches its positions with two threads. Its numbers may then differ from run to run,
+/// but every position is still evaluated, each searched one with its move at the head of its
+/// line, and O's ignored four is still the one blunder.
+#[tokio::test]
+async fn idle_threads_analyse_every_position_and_find_the_blunder() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&dir.path().join("games.db")).unwrap());
+    seed(&*store, "smp001", &IGNORED_FOUR, Some(Outcome::X));
+    let text = format!(
+        "{}\n[analysis]\nnodes_per_position = 100000\n",
+        config_text("", "", "", "idle_threads = 2")
+    );
+    let config = Config::from_toml(&text).expect("test config");
+    assert_eq!(config.search.idle_threads, 2);
+    let server = start_with_store(config, store.clone()).await;
+    let (code, _) = request(server.addr, LOCAL, "POST", "/api/games/smp001/analysis").await;
+    assert_eq!(code, 202);
+    let done = finished(server.addr, "smp001").await;
+    let positions = done["analysis"]["positions"].as_array().unwrap();
+    assert_eq!(positions.len(), IGNORED_FOUR.len() + 1);
+    let blunders: Vec<u64> = positions
+        .iter()
+        .filter(|p| p["judgement"] == "blunder")
+        .map(|p| p["ply"].as_u64().unwrap())
+        .collect();
+    assert_eq!(blunders, [8], "only O's move that ignores the four");
+    assert_eq!(positions[8]["best"], json!({"x": 11, "y": 7}));
+    for p in &positions[..9] {
+        assert_eq!(p["best"], p["pv"][0], "{p}");
+    }
+    server.stop().await;
+}

@@ -37,6 +37,17 @@
 //! processes are all busy never sits on a permit a built-in bot could use. Its answer arrives as
 //! [`BotEvent::Done`] (always a legal move) or [`BotEvent::Forfeit`]; it reports no progress.
 //!
+//! **Threads when cores are idle** (`search.idle_threads`, default 1: off). A post-game
+//! analysis's search and a bot-vs-bot game's move may search with several threads (the
+//! engine's Lazy SMP, docs/engine.md "Threads (Lazy SMP)"), but only when, with its slot taken,
+//! every other slot is free and nobody waits for one ([`search_threads`]); otherwise, and always
+//! for a game with a human, one thread. The extra threads are started by the engine from the
+//! search thread, so they run at its nice value (Linux threads inherit it), and are joined
+//! before the search returns. They are not slots: a live search that arrives meanwhile takes a
+//! slot as usual and shares the cores with them for the rest of that one search (one position
+//! of an analysis, one bot move). An analysis searched with threads is no longer reproducible
+//! run to run (the threads race), which is why this is off by default.
+//!
 //! This module never touches rooms, clients or the protocol beyond sending events back.
 
 mod clock;
@@ -183,6 +194,22 @@ pub struct BotPool {
     thinking_interval: Duration,
     min_move: Duration,
     threads: SearchThreads,
+    /// `search.max_concurrent`.
+    max_concurrent: usize,
+    /// `search.idle_threads`.
+    idle_threads: usize,
+}
+
+/// The threads of a search that may use idle cores (an analysis, a bot-vs-bot move), once it
+/// holds its slot: `idle_threads` (at most the machine's cores) when every other one of the
+/// `total` slots is free, which also means that no search waits (a slot is never free while one
+/// does); else 1.
+fn search_threads(slots: &Slots, total: usize, idle_threads: usize) -> usize {
+    if idle_threads <= 1 || slots.free() + 1 < total {
+        return 1;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    idle_threads.min(cores).max(1)
 }
 
 impl BotPool {
@@ -221,6 +248,8 @@ impl BotPool {
             thinking_interval: search.thinking_interval,
             min_move: search.min_move,
             threads: SearchThreads::new(search.max_concurrent, search.nice),
+            max_concurrent: search.max_concurrent,
+            idle_threads: search.idle_threads,
         }
     }
 
@@ -379,12 +408,13 @@ impl BotPool {
                 _ = cancel.cancelled() => return None,
             }
         };
+        let threads = search_threads(&self.slots, self.max_concurrent, self.idle_threads);
         let stop = Arc::new(AtomicBool::new(false));
         let search = self.threads.handle().spawn_blocking({
             let stop = stop.clone();
             move || {
                 let _slot = slot;
-                analyse(&board, nodes, &stop)
+                analyse(&board, nodes, &stop, threads)
             }
         });
         let _stop_on_drop = StopOnDrop(stop);
@@ -424,6 +454,14 @@ impl BotPool {
         let metrics = self.metrics.clone();
         let interval = self.thinking_interval;
         let threads = self.threads.handle();
+        // Only a game between bots may use idle cores (a game with a human keeps one thread).
+        let idle = permits.bot_vs_bot.is_some().then(|| {
+            (
+                permits.slots.clone(),
+                self.max_concurrent,
+                self.idle_threads,
+            )
+        });
         // A different seed each move, reproducible from the seat's seed.
         let seed = seed ^ (board.moves().len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let min_move = allowed.map_or(self.min_move, |a| a.min(self.min_move));
@@ -437,6 +475,8 @@ impl BotPool {
                 let rest = allowed.saturating_sub(started.elapsed());
                 level.time = level.time.min(rest).max(Duration::from_millis(1));
             }
+            let search_threads =
+                idle.map_or(1, |(slots, total, n)| search_threads(&slots, total, n));
             let progress = events.clone();
             let search = threads.spawn_blocking(move || {
                 // Held until the search returns, even if nobody waits for it any more, and
@@ -465,7 +505,7 @@ impl BotPool {
                     // Progress is best effort: a busy room skips some.
                     let _ = progress.try_send(BotEvent::Thinking { gen, info });
                 };
-                let best = think(level, seed, &board, &stop, &mut report);
+                let best = think(level, seed, &board, &stop, &mut report, search_threads);
                 (best, held)
             });
             // A search that panicked (or a pool shut down under it) answers nothing: the room
@@ -579,5 +619,29 @@ impl Permits {
             _search: search,
             _bot_vs_bot: bot_vs_bot,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Idle cores are lent only while no other search holds a slot or waits for one, and never
+    /// when `search.idle_threads` is 1.
+    #[test]
+    fn a_search_gets_threads_only_when_the_other_slots_are_free() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let slots = Slots::new(3, 2);
+        let owner: Owner = "a".into();
+        let _ours = slots.try_idle(&owner).expect("a free slot");
+        assert_eq!(search_threads(&slots, 3, 4), 4.min(cores));
+        assert_eq!(search_threads(&slots, 3, 1), 1, "off");
+        let other = slots.try_idle(&"b".into()).expect("a free slot");
+        assert_eq!(search_threads(&slots, 3, 4), 1, "another search runs");
+        drop(other);
+        assert_eq!(search_threads(&slots, 3, 4), 4.min(cores));
+        let single = Slots::new(1, 1);
+        let _only = single.try_idle(&owner).expect("a free slot");
+        assert_eq!(search_threads(&single, 1, 2), 2.min(cores));
     }
 }

@@ -237,9 +237,8 @@ impl Slots {
             .sum()
     }
 
-    /// Slots nobody holds.
-    #[cfg(test)]
-    fn free(&self) -> usize {
+    /// Slots nobody holds (never above zero while a search waits).
+    pub(super) fn free(&self) -> usize {
         self.inner.lock().free
     }
 }

@@ -26,15 +26,18 @@ thread_local! {
 
 /// One bot move on a search thread, with the thread's engine (created on its first search):
 /// taken out for the search and put back after it. A search that panics loses the engine with
-/// it, and the next search on this thread starts a fresh one.
+/// it, and the next search on this thread starts a fresh one. `threads`: the engine's search
+/// threads for this move (Lazy SMP; 1 unless the cores are idle, see `bot`'s module docs).
 pub(super) fn think(
     level: caro_engine::bot::Level,
     seed: u64,
     board: &Board,
     stop: &AtomicBool,
     report: &mut dyn FnMut(&SearchInfo),
+    threads: usize,
 ) -> Option<Move> {
-    let engine = ENGINE.take().unwrap_or_else(|| Engine::new(TT_MB));
+    let mut engine = ENGINE.take().unwrap_or_else(|| Engine::new(TT_MB));
+    engine.set_threads(threads);
     let mut bot = Bot::with_engine(level, seed, engine);
     let best = bot.choose(board, stop, report).map(|r| r.best);
     ENGINE.set(Some(bot.into_engine()));
@@ -44,14 +47,17 @@ pub(super) fn think(
 /// One position of a post-game analysis on a search thread, with the thread's engine (as
 /// [`think`]), searched to `nodes` nodes. The engine is cleared first: what the thread searched
 /// before (a bot's game, another analysis) must not change the result, so that a game's analysis
-/// depends only on its moves and the node budget.
+/// depends only on its moves and the node budget (with one thread: `threads` above 1, when
+/// `search.idle_threads` allows it, gives up that reproducibility for speed).
 pub(super) fn analyse(
     board: &Board,
     nodes: u64,
     stop: &AtomicBool,
+    threads: usize,
 ) -> Option<caro_engine::search::SearchResult> {
     let mut engine = ENGINE.take().unwrap_or_else(|| Engine::new(TT_MB));
     engine.clear();
+    engine.set_threads(threads);
     let limits = caro_engine::search::Limits {
         max_depth: 64,
         time: None,
@@ -192,7 +198,7 @@ mod tests {
                 .handle()
                 .spawn_blocking(move || {
                     let before = has_engine();
-                    let best = think(level, 1, &board, &AtomicBool::new(false), &mut |_| {});
+                    let best = think(level, 1, &board, &AtomicBool::new(false), &mut |_| {}, 1);
                     (
                         before,
                         best.map(|m| board.clone().try_play(m).is_ok()),

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use caro_engine::bot::{Level, Style};
+use caro_engine::search::negamax::MAX_THREADS;
 use caro_engine::{GameKind, Rules};
 use indexmap::IndexMap;
 use serde::Deserialize;
@@ -36,6 +37,9 @@ pub struct RawSearch {
     /// One player's searches may hold at most this many of the `max_concurrent` slots
     /// (default: all but one), so another player's bot finds a slot free.
     pub slots_per_player: Option<usize>,
+    /// Threads (Lazy SMP) of a post-game analysis's or a bot-vs-bot game's search when no other
+    /// search holds or waits for a slot; 1: one thread always.
+    pub idle_threads: usize,
 }
 
 impl Default for RawSearch {
@@ -47,6 +51,7 @@ impl Default for RawSearch {
             nice: 10,
             bot_vs_bot_slots: None,
             slots_per_player: None,
+            idle_threads: 1,
         }
     }
 }
@@ -68,6 +73,9 @@ pub struct SearchConfig {
     /// Slots that one player's searches may hold at once (< `max_concurrent` when it is above
     /// 1, so a bystander's bot finds one free however many bot games a player runs).
     pub slots_per_player: usize,
+    /// Search threads of a post-game analysis or a bot-vs-bot game's move when every other
+    /// slot is free (1..=64; 1: off). See `crate::bot`.
+    pub idle_threads: usize,
 }
 
 impl TryFrom<RawSearch> for SearchConfig {
@@ -81,12 +89,19 @@ impl TryFrom<RawSearch> for SearchConfig {
             nice,
             bot_vs_bot_slots,
             slots_per_player,
+            idle_threads,
         } = raw;
         if nice > 19 {
             return Err(invalid("search.nice", "must be 0..=19"));
         }
         if max_concurrent == 0 {
             return Err(invalid("search.max_concurrent", "must be at least 1"));
+        }
+        if !(1..=MAX_THREADS).contains(&idle_threads) {
+            return Err(invalid(
+                "search.idle_threads",
+                format!("must be 1..={MAX_THREADS}"),
+            ));
         }
         let all_but_one = |key: &str, given: Option<usize>| match given {
             None => Ok(max_concurrent.saturating_sub(1).max(1)),
@@ -100,6 +115,7 @@ impl TryFrom<RawSearch> for SearchConfig {
             nice,
             bot_vs_bot_slots: all_but_one("search.bot_vs_bot_slots", bot_vs_bot_slots)?,
             slots_per_player: all_but_one("search.slots_per_player", slots_per_player)?,
+            idle_threads,
         })
     }
 }
@@ -416,6 +432,21 @@ mod tests {
             err(RawSearch { nice: 20, ..d() }),
             "search.nice: must be 0..=19"
         );
+        assert_eq!(SearchConfig::try_from(d()).unwrap().idle_threads, 1);
+        for bad in [0, 65] {
+            assert_eq!(
+                err(RawSearch {
+                    idle_threads: bad,
+                    ..d()
+                }),
+                "search.idle_threads: must be 1..=64"
+            );
+        }
+        let s = SearchConfig::try_from(RawSearch {
+            idle_threads: 2,
+            ..d()
+        });
+        assert_eq!(s.unwrap().idle_threads, 2);
     }
 
     #[test]

@@ -90,10 +90,18 @@ impl Bot {
         &self.level
     }
 
-    /// Replaces the engine by one with a table of about `tt_mb` MiB; the random generator goes
-    /// on.
+    /// Replaces the engine by one with a table of about `tt_mb` MiB (and the same number of
+    /// threads); the random generator goes on.
     pub fn resize_table(&mut self, tt_mb: usize) {
+        let threads = self.engine.threads();
         self.engine = Engine::new(tt_mb);
+        self.engine.set_threads(threads);
+    }
+
+    /// Searches with `threads` threads from now on ([`Engine::set_threads`]; the classic
+    /// style always uses one).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.engine.set_threads(threads);
     }
 
     /// Forgets what the engine learnt (between games); the random generator goes on.

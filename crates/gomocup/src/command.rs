@@ -138,6 +138,9 @@ pub enum Info {
     MaxMemory(u64),
     /// `game_type`: 0 the opponent is a human, 1 another brain (and more in protocol 2).
     GameType(u8),
+    /// `thread_num`: how many threads the brain may search with (Gomocup's addition to
+    /// protocol 2; a brain that cannot use threads ignores it).
+    ThreadNum(u64),
     /// `rule`: a rule variant we know.
     Rule(Rule),
     /// `rule` with a value that is not a rule we know (renju, say), as sent.
@@ -172,6 +175,7 @@ impl Info {
             "time_left" => value.parse().ok().map(Info::TimeLeft),
             "max_memory" => value.parse().ok().map(Info::MaxMemory),
             "game_type" => value.parse().ok().map(Info::GameType),
+            "thread_num" => value.parse().ok().map(Info::ThreadNum),
             "rule" => Some(
                 value
                     .parse::<u32>()
@@ -194,6 +198,7 @@ impl fmt::Display for Info {
             Info::TimeLeft(ms) => write!(f, "time_left {ms}"),
             Info::MaxMemory(bytes) => write!(f, "max_memory {bytes}"),
             Info::GameType(t) => write!(f, "game_type {t}"),
+            Info::ThreadNum(n) => write!(f, "thread_num {n}"),
             Info::Rule(rule) => write!(f, "rule {}", rule.gomocup_code()),
             Info::UnsupportedRule(value) => write!(f, "rule {value}"),
             Info::Other { key, value } => write!(f, "{key} {value}"),
@@ -349,6 +354,8 @@ mod tests {
         assert_eq!(Info::parse("TIMEOUT_TURN 100"), Info::TimeoutTurn(100));
         assert_eq!(Info::parse("time_left -20"), Info::TimeLeft(-20));
         assert_eq!(Info::parse("rule 1"), Info::Rule(Rule::ExactFive));
+        assert_eq!(Info::parse("THREAD_NUM 4"), Info::ThreadNum(4));
+        assert_eq!(Info::ThreadNum(2).to_string(), "thread_num 2");
         assert_eq!(Info::parse("rule 4"), Info::UnsupportedRule("4".into()));
         assert_eq!(Info::parse("rule x"), Info::UnsupportedRule("x".into()));
         let other = |key: &str, value: &str| Info::Other {

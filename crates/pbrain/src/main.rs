@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use caro_engine::bot::{Bot, Level, Style};
 use caro_engine::positions::{bench_boards, short_id, BENCH_DEPTH};
 use caro_engine::rules::{MAX_SIZE, MIN_CARO_SIZE};
+use caro_engine::search::negamax::MAX_THREADS;
 use caro_engine::search::time::{self, Budget};
 use caro_engine::search::{is_mate, Engine, Limits, SearchInfo, WIN};
 use caro_engine::{Board, Cell, Move, Rule, Rules, Status};
@@ -48,7 +49,7 @@ const NO_TIME_CAP: Duration = Duration::from_secs(24 * 3600);
 fn main() {
     let cli = Cli::parse();
     match cli.mode {
-        Some(Mode::Bench { depth }) => bench(depth),
+        Some(Mode::Bench { depth, threads }) => bench(depth, threads),
         Some(Mode::Classic { depth }) => serve(Options {
             level: Level {
                 style: Style::Classic,
@@ -58,6 +59,7 @@ fn main() {
             },
             seed: 1,
             nodes: None,
+            threads: 1,
         }),
         None => serve(cli.level.options()),
     }
@@ -97,6 +99,9 @@ enum Mode {
         /// Depth of every search.
         #[arg(default_value_t = BENCH_DEPTH, value_parser = value_parser!(u8).range(1..))]
         depth: u8,
+        /// Search threads (Lazy SMP; the node count is reproducible only with one).
+        #[arg(default_value_t = 1, value_parser = value_parser!(u64).range(1..=MAX_THREADS as u64))]
+        threads: u64,
     },
 }
 
@@ -123,6 +128,9 @@ struct LevelArgs {
     /// Node budget per move of the full search, besides the clock (fixed-node self-play).
     #[arg(long, value_parser = value_parser!(u64).range(1..))]
     nodes: Option<u64>,
+    /// Search threads (Lazy SMP) until the manager sends INFO thread_num.
+    #[arg(long, default_value_t = 1, value_parser = value_parser!(u64).range(1..=MAX_THREADS as u64))]
+    threads: u64,
 }
 
 /// `--style`.
@@ -162,6 +170,7 @@ impl LevelArgs {
             },
             seed: self.seed,
             nodes: self.nodes,
+            threads: self.threads as usize,
         }
     }
 }
@@ -175,6 +184,8 @@ struct Options {
     /// `--nodes`: a node budget per move besides the clock, not a `Level` field (the server's
     /// bots have none); for self-play whose result does not depend on the machine's load.
     nodes: Option<u64>,
+    /// `--threads`: search threads until `INFO thread_num` says otherwise.
+    threads: usize,
 }
 
 /// Speaks the protocol on stdin/stdout, playing at `options`' level.
@@ -187,11 +198,14 @@ fn serve(options: Options) {
 
 /// Searches the fixed bench positions to `depth`, each with a fresh engine so the count does
 /// not depend on the order, and prints per-position and total nodes (Stockfish's `bench`).
-fn bench(depth: u8) {
+/// With more than one thread the count and even the moves vary from run to run (the threads
+/// race); the times are then the time to reach `depth`.
+fn bench(depth: u8, threads: u64) {
     let stop = AtomicBool::new(false);
     let (mut total_nodes, start) = (0u64, Instant::now());
     for (id, board) in bench_boards() {
         let mut engine = Engine::new(16);
+        engine.set_threads(threads as usize);
         let t = Instant::now();
         let r = engine.search(&board, &Limits::depth(depth), &stop, &mut |_| {});
         let (nodes, best, score) = r.map_or((0, String::from("-"), 0), |r| {
@@ -283,14 +297,24 @@ struct Brain {
     nodes: Option<u64>,
 }
 
+/// The threads `INFO thread_num n` gets: at least one, at most what the machine runs at once
+/// and [`MAX_THREADS`] (a manager that offers more cores than there are gains nothing from
+/// threads that take turns on one).
+fn thread_count(n: u64, available: usize) -> usize {
+    let most = available.clamp(1, MAX_THREADS);
+    usize::try_from(n).unwrap_or(usize::MAX).clamp(1, most)
+}
+
 impl Brain {
     fn new(options: Options) -> Brain {
+        let mut bot = Bot::with_table(options.level, options.seed, DEFAULT_TT_MB);
+        bot.set_threads(options.threads);
         Brain {
             board: None,
             rule: Rule::Freestyle,
             clock: Clock::default(),
             tt_mb: DEFAULT_TT_MB,
-            bot: Bot::with_table(options.level, options.seed, DEFAULT_TT_MB),
+            bot,
             rule_error: None,
             marked: Vec::new(),
             nodes: options.nodes,
@@ -437,6 +461,10 @@ impl Brain {
                         .unwrap_or_else(|_| Board::new(rules));
                     self.board = Some(replayed);
                 }
+            }
+            Info::ThreadNum(n) => {
+                let available = std::thread::available_parallelism().map_or(1, |n| n.get());
+                self.bot.set_threads(thread_count(n, available));
             }
             // game_type, folder, evaluate and anything newer: accepted and ignored.
             Info::GameType(_) | Info::Other { .. } => {}
@@ -778,12 +806,24 @@ mod tests {
         ));
         assert!(matches!(
             mode(&["pbrain-caro", "bench", "2"]),
-            Ok(Some(Mode::Bench { depth: 2 }))
+            Ok(Some(Mode::Bench {
+                depth: 2,
+                threads: 1
+            }))
+        ));
+        assert!(matches!(
+            mode(&["pbrain-caro", "bench", "12", "2"]),
+            Ok(Some(Mode::Bench {
+                depth: 12,
+                threads: 2
+            }))
         ));
         for bad in [
             &["pbrain-caro", "bench", "zero"][..],
             &["pbrain-caro", "classic", "0"],
             &["pbrain-caro", "classic", "2", "3"],
+            &["pbrain-caro", "bench", "10", "0"],
+            &["pbrain-caro", "bench", "10", "65"],
             &["pbrain-caro", "--depth", "3", "classic"],
             &["pbrain-caro", "help"],
         ] {
@@ -820,6 +860,8 @@ mod tests {
         assert_eq!((o.seed, o.nodes), (9, None));
         let o = options(&["--nodes", "60000"]).unwrap();
         assert_eq!((o.nodes, o.level.max_depth), (Some(60_000), FULL_DEPTH));
+        assert_eq!(o.threads, 1);
+        assert_eq!(options(&["--threads", "2"]).unwrap().threads, 2);
         let o = options(&["--depth", "6", "--seed", "2", "--depth=3"]).unwrap();
         assert_eq!((o.level.max_depth, o.seed), (3, 2), "the last value wins");
         let o = options(&["--style", "classic"]).unwrap();
@@ -835,11 +877,23 @@ mod tests {
             &["--style", "fast"],
             &["--seed", "-1"],
             &["--nodes", "0"],
+            &["--threads", "0"],
+            &["--threads", "65"],
             &["--level", "strong"],
             &["7"],
         ] {
             assert!(options(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn thread_num_is_clamped_to_the_machine() {
+        assert_eq!(thread_count(0, 8), 1);
+        assert_eq!(thread_count(1, 8), 1);
+        assert_eq!(thread_count(4, 8), 4);
+        assert_eq!(thread_count(16, 8), 8);
+        assert_eq!(thread_count(u64::MAX, 256), MAX_THREADS);
+        assert_eq!(thread_count(3, 0), 1);
     }
 
     #[test]

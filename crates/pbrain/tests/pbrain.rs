@@ -504,11 +504,61 @@ fn bench_mode_prints_the_node_count() {
         4,
         "{text}"
     );
-    let bad = Command::new(env!("CARGO_BIN_EXE_pbrain-caro"))
-        .args(["bench", "zero"])
+    // With threads (Lazy SMP): the same four searches, counts that vary from run to run.
+    let out = Command::new(env!("CARGO_BIN_EXE_pbrain-caro"))
+        .args(["bench", "6", "2"])
         .output()
         .unwrap();
-    assert_eq!(bad.status.code(), Some(2), "usage error");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| l.contains(": depth 6 ")).count(),
+        4,
+        "{text}"
+    );
+    for args in [
+        &["bench", "zero"][..],
+        &["bench", "6", "0"],
+        &["bench", "6", "65"],
+    ] {
+        let bad = Command::new(env!("CARGO_BIN_EXE_pbrain-caro"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(bad.status.code(), Some(2), "usage error: {args:?}");
+    }
+}
+
+/// `INFO thread_num n` (clamped to the machine's cores and 64; an unreadable value is
+/// ignored, as any INFO) searches with threads: the answers are still legal, the forced block
+/// is still found, and the process still ends cleanly (the helper threads are joined after
+/// every move).
+#[test]
+fn thread_num_searches_with_threads() {
+    let mut brain = started(0);
+    brain.send("INFO thread_num many");
+    brain.send("INFO thread_num 4096");
+    brain.send("INFO thread_num 2");
+    let mut taken = vec![brain.expect_move("BEGIN")];
+    // A few moves of a game, each reply on an empty square.
+    for (x, y) in [(0, 0), (14, 14), (0, 14)] {
+        taken.push((x, y));
+        let reply = brain.expect_move(&format!("TURN {x},{y}"));
+        assert!(!taken.contains(&reply), "{reply:?} is taken: {taken:?}");
+        taken.push(reply);
+    }
+    brain.expect("RESTART", "OK");
+    let reply = brain.board(&[
+        (4, 7, 2),
+        (5, 7, 2),
+        (6, 7, 2),
+        (7, 7, 2),
+        (3, 7, 1),
+        (0, 14, 1),
+        (14, 0, 1),
+    ]);
+    assert_eq!(reply, "8,7");
+    brain.end();
 }
 
 /// Needs a search that sees the five: an engine that only answers legally fails this.

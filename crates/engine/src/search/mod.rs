@@ -133,6 +133,20 @@ impl Engine {
         }
     }
 
+    /// Searches with `threads` threads from now on (Lazy SMP, docs/engine.md "Threads (Lazy
+    /// SMP)"), clamped to `1..=`[`negamax::MAX_THREADS`]; a new engine has one. The helper
+    /// threads are started for each search and joined before it returns; they share the
+    /// transposition table and keep their own ordering statistics between searches. With one
+    /// thread the search is exactly the single-threaded one (same nodes, same moves).
+    pub fn set_threads(&mut self, threads: usize) {
+        self.searcher.set_threads(threads);
+    }
+
+    /// The number of search threads (see [`Engine::set_threads`]).
+    pub fn threads(&self) -> usize {
+        self.searcher.threads()
+    }
+
     /// Forgets everything learnt (between games).
     pub fn clear(&mut self) {
         self.searcher.clear();

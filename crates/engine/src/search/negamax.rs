@@ -18,7 +18,8 @@
 //! Before the main search a VCF solver ([`threats::Vcf`]) looks for a forced win by fours, then
 //! the threat-space search ([`vct`](super::vct)) for one by fours and threes.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::ordering::{pick, History};
@@ -78,9 +79,28 @@ fn game_salt(board: &Board) -> u64 {
     kind.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
-/// The search's reusable tables (the [`Engine`](super::Engine)'s state).
+/// The search's reusable tables (the [`Engine`](super::Engine)'s state): the transposition
+/// table, shared by every search thread, the threat-space solver (the main thread's), and one
+/// [`Stack`] per thread.
 pub struct Searcher {
     tt: Table,
+    /// The main thread's ordering statistics and move lists.
+    main: Stack,
+    /// The helper threads' own (Lazy SMP: `threads - 1` of them; empty with one thread).
+    helpers: Vec<Stack>,
+    /// The threat-space solver and its table of proofs.
+    dfpn: Dfpn,
+    /// The board size of the threat-space solver's last search: its table and move cache are
+    /// keyed by stones, rule and attacker, not by size, and a board's edges change what the
+    /// same stones threaten (and a move cached as a padded index means another cell on another
+    /// width), so a search on another size starts them afresh.
+    dfpn_board: Option<(u8, u8)>,
+}
+
+/// What one search thread keeps for itself: move ordering statistics (history, killers), the
+/// principal variation table and the move lists of each ply. Lazy SMP's helpers each have their
+/// own, so they order moves differently from the main thread as their statistics diverge.
+pub(super) struct Stack {
     pub(super) history: History,
     pub(super) killers: [[u16; 2]; MAX_PLY],
     pv: Vec<[u16; MAX_PLY]>,
@@ -93,18 +113,80 @@ pub struct Searcher {
     pub(super) journal: Vec<(u8, u16, i32, i32)>,
     /// Nodes waiting on their transposition-table move: the journal is kept while any is.
     pub(super) journal_users: usize,
-    /// The threat-space solver and its table of proofs.
-    dfpn: Dfpn,
-    /// The board size of the threat-space solver's last search: its table and move cache are
-    /// keyed by stones, rule and attacker, not by size, and a board's edges change what the
-    /// same stones threaten (and a move cached as a padded index means another cell on another
-    /// width), so a search on another size starts them afresh.
-    dfpn_board: Option<(u8, u8)>,
+}
+
+impl Stack {
+    fn new() -> Stack {
+        Stack {
+            history: History {
+                counts: [Vec::new(), Vec::new()],
+                bonus: [Vec::new(), Vec::new()],
+            },
+            killers: [[NO_MOVE; 2]; MAX_PLY],
+            pv: vec![[NO_MOVE; MAX_PLY]; MAX_PLY],
+            pv_len: [0; MAX_PLY],
+            moves: (0..MAX_PLY).map(|_| Vec::with_capacity(256)).collect(),
+            journal: Vec::new(),
+            journal_users: 0,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.history.clear();
+        self.killers = [[NO_MOVE; 2]; MAX_PLY];
+    }
+
+    /// Readies the statistics for a search of a board of `len` padded cells.
+    fn prepare(&mut self, len: usize) {
+        self.history.prepare(len);
+        self.killers = [[NO_MOVE; 2]; MAX_PLY];
+    }
+}
+
+/// What the threads of one multi-threaded search share besides the table (Lazy SMP).
+struct Shared {
+    /// Raised when the search is over (the main thread has its answer, or a helper finished
+    /// the last iteration): every thread stops at its next poll.
+    done: AtomicBool,
+    /// Nodes of all threads, each adding its own at every poll (for the node limit and the
+    /// reports; exact once the threads are joined).
+    nodes: AtomicU64,
+    /// The iteration the main thread is in: a helper searches deeper than that.
+    main_depth: AtomicU8,
+    /// The deepest iteration a helper completed, with its result.
+    helper_best: Mutex<Option<HelperResult>>,
+}
+
+/// Raises `Shared::done` when dropped.
+struct DoneOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for DoneOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A helper thread's completed iteration.
+struct HelperResult {
+    depth: u8,
+    best: u16,
+    score: Score,
+    pv: Vec<u16>,
 }
 
 /// One search in progress: the position and the limits.
 pub(super) struct Run<'a> {
-    pub(super) s: &'a mut Searcher,
+    pub(super) s: &'a mut Stack,
+    tt: &'a Table,
+    /// The threat-space solver: the main thread's, `None` in a helper.
+    dfpn: Option<&'a mut Dfpn>,
+    /// With more than one thread, what they share; `None` in a single-threaded search, which
+    /// then runs exactly as it did before threads.
+    shared: Option<&'a Shared>,
+    /// 0 for the main thread, 1.. for the helpers.
+    thread: usize,
+    /// This thread's nodes already added to `shared.nodes`.
+    published: u64,
     pub(super) pos: Position,
     stop: &'a AtomicBool,
     start: Instant,
@@ -124,21 +206,16 @@ pub(super) struct Run<'a> {
     root_best: Option<(u16, Score)>,
 }
 
+/// The most search threads an engine runs (more are clamped to it).
+pub const MAX_THREADS: usize = 64;
+
 impl Searcher {
-    /// A searcher with a transposition table of about `tt_mb` MiB.
+    /// A searcher with a transposition table of about `tt_mb` MiB, searching with one thread.
     pub fn new(tt_mb: usize) -> Searcher {
         Searcher {
             tt: Table::new(tt_mb),
-            history: History {
-                counts: [Vec::new(), Vec::new()],
-                bonus: [Vec::new(), Vec::new()],
-            },
-            killers: [[NO_MOVE; 2]; MAX_PLY],
-            pv: vec![[NO_MOVE; MAX_PLY]; MAX_PLY],
-            pv_len: [0; MAX_PLY],
-            moves: (0..MAX_PLY).map(|_| Vec::with_capacity(256)).collect(),
-            journal: Vec::new(),
-            journal_users: 0,
+            main: Stack::new(),
+            helpers: Vec::new(),
             dfpn: Dfpn::new(dfpn_log2(tt_mb)),
             dfpn_board: None,
         }
@@ -147,16 +224,33 @@ impl Searcher {
     /// Forgets the transposition table and the ordering statistics.
     pub fn clear(&mut self) {
         self.tt.clear();
-        self.history.clear();
-        self.killers = [[NO_MOVE; 2]; MAX_PLY];
+        self.main.clear();
+        self.helpers.iter_mut().for_each(Stack::clear);
         self.dfpn.clear();
     }
 
-    fn run<'a>(&'a mut self, board: &Board, limits: &Limits, stop: &'a AtomicBool) -> Run<'a> {
-        let pos = Position::new(board);
+    /// Searches with `threads` threads from now on (clamped to 1..=[`MAX_THREADS`]).
+    pub fn set_threads(&mut self, threads: usize) {
+        let helpers = threads.clamp(1, MAX_THREADS) - 1;
+        self.helpers.truncate(helpers);
+        while self.helpers.len() < helpers {
+            self.helpers.push(Stack::new());
+        }
+    }
+
+    /// The number of search threads.
+    pub fn threads(&self) -> usize {
+        self.helpers.len() + 1
+    }
+
+    /// Readies the tables for a search of `board`: a new table generation and salt, the
+    /// statistics of every thread aged, the threat-space table cleared on another board size.
+    fn prepare(&mut self, board: &Board) {
         let len = board.cells().len();
-        self.history.prepare(len);
-        self.killers = [[NO_MOVE; 2]; MAX_PLY];
+        self.main.prepare(len);
+        for h in &mut self.helpers {
+            h.prepare(len);
+        }
         self.tt.new_search();
         self.tt.set_salt(game_salt(board));
         let size = (board.rules().width(), board.rules().height());
@@ -164,24 +258,20 @@ impl Searcher {
             self.dfpn.clear();
         }
         self.dfpn_board = Some(size);
-        let start = Instant::now();
-        Run {
-            small: pos.size() <= 25,
-            s: self,
-            pos,
+    }
+
+    fn run<'a>(&'a mut self, board: &Board, limits: &Limits, stop: &'a AtomicBool) -> Run<'a> {
+        self.prepare(board);
+        Run::new(
+            &mut self.main,
+            &self.tt,
+            Some(&mut self.dfpn),
+            None,
+            0,
+            board,
+            limits,
             stop,
-            start,
-            deadline: limits
-                .time
-                .map(|t| start + limits.time_max.map_or(t, |m| m.max(t))),
-            optimum: limits.time.filter(|_| limits.time_max.is_some()),
-            node_limit: limits.nodes.unwrap_or(u64::MAX),
-            nodes: 0,
-            next_poll: 1024,
-            aborted: false,
-            vct_deadline: limits.time.map(|t| start + t * VCT_TIME_NUM / VCT_TIME_DEN),
-            root_best: None,
-        }
+        )
     }
 
     /// See [`Engine::search`](super::Engine::search).
@@ -195,8 +285,83 @@ impl Searcher {
         if board.status() != Status::Ongoing {
             return None;
         }
-        let mut run = self.run(board, limits, stop);
-        Some(run.iterate(limits, info))
+        if self.helpers.is_empty() {
+            let mut run = self.run(board, limits, stop);
+            return Some(run.iterate(limits, info));
+        }
+        Some(self.search_threads(board, limits, stop, info))
+    }
+
+    /// Lazy SMP (chessprogramming.org/Lazy_SMP): the helper threads search the same root with
+    /// their own statistics, deeper than the main thread's iteration, and share only the
+    /// transposition table, whose entries make the main thread's iterations cheaper. The main
+    /// thread runs the search as a single thread would (threat searches first, the clock, the
+    /// reports); the result is its own, unless a helper completed a deeper iteration, whose
+    /// answer is then played (docs/engine.md, "Threads (Lazy SMP)").
+    fn search_threads(
+        &mut self,
+        board: &Board,
+        limits: &Limits,
+        stop: &AtomicBool,
+        info: &mut dyn FnMut(&SearchInfo),
+    ) -> SearchResult {
+        self.prepare(board);
+        let shared = Shared {
+            done: AtomicBool::new(false),
+            nodes: AtomicU64::new(0),
+            main_depth: AtomicU8::new(0),
+            helper_best: Mutex::new(None),
+        };
+        let Searcher {
+            tt,
+            main,
+            helpers,
+            dfpn,
+            ..
+        } = self;
+        let tt = &*tt;
+        let shared = &shared;
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = helpers
+                .iter_mut()
+                .enumerate()
+                .map(|(i, stack)| {
+                    scope.spawn(move || {
+                        let mut run =
+                            Run::new(stack, tt, None, Some(shared), i + 1, board, limits, stop);
+                        run.iterate_helper(limits);
+                        run.nodes
+                    })
+                })
+                .collect();
+            // Raised however the main thread leaves (a panic too), so the scope's join of the
+            // helpers never waits for searches nobody will use.
+            let over = DoneOnDrop(&shared.done);
+            let mut run = Run::new(main, tt, Some(dfpn), Some(shared), 0, board, limits, stop);
+            let mut best = run.iterate(limits, info);
+            drop(over);
+            let mut nodes = run.nodes;
+            for h in handles {
+                nodes += h
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            }
+            let helper = shared
+                .helper_best
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            // A win the main thread proved (a five, a VCF, a threat-space proof or a mate
+            // its search found) stands; otherwise the deepest completed iteration is played.
+            if let Some(h) = helper.filter(|h| h.depth > best.depth && !best.score.is_win()) {
+                best = run.result(h.best, h.score, h.depth, &h.pv);
+                best.nodes = nodes;
+                run.report(&best, info);
+            }
+            best.nodes = nodes;
+            best.elapsed = run.elapsed();
+            best
+        })
     }
 
     /// See [`Engine::sane_candidates`](super::Engine::sane_candidates).
@@ -227,14 +392,77 @@ impl Searcher {
     }
 }
 
+impl<'a> Run<'a> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        s: &'a mut Stack,
+        tt: &'a Table,
+        dfpn: Option<&'a mut Dfpn>,
+        shared: Option<&'a Shared>,
+        thread: usize,
+        board: &Board,
+        limits: &Limits,
+        stop: &'a AtomicBool,
+    ) -> Run<'a> {
+        let pos = Position::new(board);
+        let start = Instant::now();
+        Run {
+            small: pos.size() <= 25,
+            s,
+            tt,
+            dfpn,
+            shared,
+            thread,
+            published: 0,
+            pos,
+            stop,
+            start,
+            deadline: limits
+                .time
+                .map(|t| start + limits.time_max.map_or(t, |m| m.max(t))),
+            optimum: limits.time.filter(|_| limits.time_max.is_some()),
+            node_limit: limits.nodes.unwrap_or(u64::MAX),
+            nodes: 0,
+            next_poll: 1024,
+            aborted: false,
+            vct_deadline: limits.time.map(|t| start + t * VCT_TIME_NUM / VCT_TIME_DEN),
+            root_best: None,
+        }
+    }
+}
+
 impl Run<'_> {
     fn elapsed(&self) -> Duration {
         self.start.elapsed()
     }
 
+    /// Nodes searched so far: this thread's, and with threads the others' as last published.
+    fn total_nodes(&self) -> u64 {
+        match self.shared {
+            None => self.nodes,
+            Some(sh) => sh.nodes.load(Ordering::Relaxed) + (self.nodes - self.published),
+        }
+    }
+
+    /// Adds this thread's new nodes to the shared count; all threads' nodes so far.
+    fn publish(&mut self) -> u64 {
+        match self.shared {
+            None => self.nodes,
+            Some(sh) => {
+                let new = self.nodes - self.published;
+                self.published = self.nodes;
+                sh.nodes.fetch_add(new, Ordering::Relaxed) + new
+            }
+        }
+    }
+
     fn poll(&mut self) {
+        let nodes = self.publish();
         if self.stop.load(Ordering::Relaxed)
-            || self.nodes >= self.node_limit
+            || self
+                .shared
+                .is_some_and(|sh| sh.done.load(Ordering::Relaxed))
+            || nodes >= self.node_limit
             || self.deadline.is_some_and(|d| Instant::now() >= d)
         {
             self.aborted = true;
@@ -247,7 +475,7 @@ impl Run<'_> {
             best: self.pos.move_at(best as usize),
             score,
             depth,
-            nodes: self.nodes,
+            nodes: self.total_nodes(),
             pv,
             elapsed: self.elapsed(),
         }
@@ -287,9 +515,18 @@ impl Run<'_> {
         // A forced win by fours is a proof: play it without the main search.
         if self.pos.size() > 25 {
             let budget = (self.node_limit / 4).min(30_000);
+            // The solver cannot be told about the helpers' nodes: with threads its budget is
+            // counted as spent while it runs, so the helpers keep within what remains.
+            if let Some(sh) = self.shared {
+                sh.nodes.fetch_add(budget, Ordering::Relaxed);
+            }
             let mut vcf = Vcf::new(budget, self.pos_k());
             let found = vcf.solve(&mut self.pos, 24);
             self.nodes += vcf.nodes;
+            if let Some(sh) = self.shared {
+                sh.nodes.fetch_sub(budget, Ordering::Relaxed);
+                self.publish();
+            }
             if let Some((m, plies)) = found {
                 let r = self.result(
                     m as u16,
@@ -312,31 +549,47 @@ impl Run<'_> {
                 // A depth-limited search (a weaker bot level, a bench) stays cheap.
                 VCT_NODES
             };
+            // With threads, the solver's nodes are published as it goes (so the helpers stop
+            // at the budget), and the helpers' count against its budget too.
+            let mut vct_published = 0;
             let Run {
-                s,
+                dfpn,
                 pos,
                 stop,
+                shared,
                 deadline,
                 vct_deadline,
+                node_limit,
                 ..
             } = self;
-            let mut out = |_| {
+            let dfpn = dfpn.as_deref_mut().expect("the main thread has the solver");
+            let mut out = |n| {
                 stop.load(Ordering::Relaxed)
+                    || shared.is_some_and(|sh| {
+                        let new = n - vct_published;
+                        vct_published = n;
+                        sh.done.load(Ordering::Relaxed)
+                            || sh.nodes.fetch_add(new, Ordering::Relaxed) + new >= *node_limit
+                    })
                     || [*deadline, *vct_deadline]
                         .iter()
                         .flatten()
                         .any(|&d| Instant::now() >= d)
             };
-            let found = s.dfpn.solve(pos, share, &mut out);
-            self.nodes += self.s.dfpn.nodes;
+            let found = dfpn.solve(pos, share, &mut out);
+            self.nodes += dfpn.nodes;
+            self.published += vct_published;
             if let Some((m, plies)) = found {
                 let r = self.result(m as u16, Score::win_in(plies as usize), 1, &[m as u16]);
                 self.report(&r, info);
                 return r;
             }
             if self.stop.load(Ordering::Relaxed)
+                || self
+                    .shared
+                    .is_some_and(|sh| sh.done.load(Ordering::Relaxed))
                 || self.deadline.is_some_and(|d| Instant::now() >= d)
-                || self.nodes >= self.node_limit
+                || self.publish() >= self.node_limit
             {
                 self.report(&best, info);
                 return best;
@@ -359,28 +612,10 @@ impl Run<'_> {
         };
         for depth in first_depth..=max_depth {
             let iteration_start = Instant::now();
-            self.root_best = None;
-            let mut window = ASPIRATION;
-            let (mut alpha, mut beta) = if depth >= 4 && !prev.is_mate() {
-                (prev - window, prev + window)
-            } else {
-                (-INF, INF)
-            };
-            let score = loop {
-                let score = self.negamax(depth as i32, 0, alpha, beta, true);
-                if self.aborted {
-                    break score;
-                }
-                if score <= alpha && alpha > -INF {
-                    alpha = (alpha - window).max(-INF);
-                    window *= 4;
-                } else if score >= beta && beta < INF {
-                    beta = (beta + window).min(INF);
-                    window *= 4;
-                } else {
-                    break score;
-                }
-            };
+            if let Some(sh) = self.shared {
+                sh.main_depth.store(depth, Ordering::Relaxed);
+            }
+            let score = self.aspiration(depth, prev);
             if self.aborted {
                 // A root move that beat the previous best before the clock ran out is the
                 // better choice, although its iteration is unfinished.
@@ -428,6 +663,91 @@ impl Run<'_> {
         best.nodes = self.nodes;
         best.elapsed = self.elapsed();
         best
+    }
+
+    /// One iteration of iterative deepening: the root searched to `depth` inside an aspiration
+    /// window around `prev` (chessprogramming.org/Aspiration_Windows), widened on each fail.
+    fn aspiration(&mut self, depth: u8, prev: Score) -> Score {
+        self.root_best = None;
+        let mut window = ASPIRATION;
+        let (mut alpha, mut beta) = if depth >= 4 && !prev.is_mate() {
+            (prev - window, prev + window)
+        } else {
+            (-INF, INF)
+        };
+        loop {
+            let score = self.negamax(depth as i32, 0, alpha, beta, true);
+            if self.aborted {
+                return score;
+            }
+            if score <= alpha && alpha > -INF {
+                alpha = (alpha - window).max(-INF);
+                window *= 4;
+            } else if score >= beta && beta < INF {
+                beta = (beta + window).min(INF);
+                window *= 4;
+            } else {
+                return score;
+            }
+        }
+    }
+
+    /// A Lazy SMP helper's search (chessprogramming.org/Lazy_SMP): iterative deepening of the
+    /// same root, with no threat-space search (the main thread's), no clock (the main thread
+    /// stops it through `Shared::done`) and no reports. Each iteration is deeper than the one
+    /// the main thread is in, by one ply for odd helpers and two for even ones, so that the
+    /// threads do not search the same tree in step and the helpers' entries are there when
+    /// the main thread's iteration reaches them. Every completed iteration that is the deepest
+    /// so far is offered as the answer (`Shared::helper_best`); completing the last one (or
+    /// proving a result) ends the whole search.
+    fn iterate_helper(&mut self, limits: &Limits) {
+        let shared = self.shared.expect("a helper runs with threads");
+        if self.small {
+            // A small board is solved by one full-depth search: the main thread's.
+            return;
+        }
+        let root = self.root_moves();
+        if root.is_empty() || (root.len() == 1 && root[0].1 == i32::MAX) {
+            return;
+        }
+        let mut max_depth = limits.max_depth.clamp(1, (MAX_PLY - 8) as u8);
+        if root.len() == 1 && !self.small {
+            max_depth = max_depth.min(2);
+        }
+        let empties = self.pos.size() - self.pos.stones();
+        let offset = 1 + (self.thread + 1) % 2;
+        let mut prev = Score::ZERO;
+        let mut depth = 0u8;
+        loop {
+            let main = shared.main_depth.load(Ordering::Relaxed);
+            depth = (depth + 1)
+                .max(main.saturating_add(offset as u8))
+                .min(max_depth);
+            let score = self.aspiration(depth, prev);
+            if self.aborted {
+                return;
+            }
+            prev = score;
+            let len = self.s.pv_len[0];
+            if len > 0 {
+                let mut best = shared.helper_best.lock().unwrap_or_else(|e| e.into_inner());
+                if best.as_ref().map_or(true, |b| b.depth < depth) {
+                    *best = Some(HelperResult {
+                        depth,
+                        best: self.s.pv[0][0],
+                        score,
+                        pv: self.s.pv[0][..len].to_vec(),
+                    });
+                }
+            }
+            let proven = score.mate_plies().is_some_and(|n| n < depth as i32);
+            if depth >= max_depth || depth as usize >= empties || proven {
+                if len > 0 {
+                    shared.done.store(true, Ordering::Relaxed);
+                }
+                return;
+            }
+        }
     }
 
     /// A legal move when no candidate is left: a square of the opponent's five, else the
@@ -503,7 +823,15 @@ impl Run<'_> {
 
         let key = self.pos.hash();
         let mut tt_move = NO_MOVE;
-        if let Some(e) = self.s.tt.probe(key) {
+        // Verify on read: an entry's move must be an empty cell of this board. A probe never
+        // returns another position's entry (the full key is compared, and a slot torn by two
+        // threads' stores reads as a miss), so this only guards against the unthinkable; it
+        // costs one load of a cell the ordering reads anyway.
+        let entry = self.tt.probe(key).filter(|e| {
+            e.mv == NO_MOVE
+                || ((e.mv as usize) < self.pos.padded_len() && self.pos.is_empty(e.mv as usize))
+        });
+        if let Some(e) = entry {
             tt_move = e.mv;
             if ply > 0 && e.depth as i32 >= depth {
                 let s = tt::from_tt(e.score, ply);
@@ -628,7 +956,7 @@ impl Run<'_> {
             // it): a prefetch for it only costs (page walks on a table larger than the TLB's
             // reach).
             if new_depth > 0 || threats::is_four_move(&self.pos, m as usize, me) {
-                self.s.tt.prefetch(self.pos.hash_after(m as usize));
+                self.tt.prefetch(self.pos.hash_after(m as usize));
             }
             self.pos.play(m as usize);
             let mut score;
@@ -705,8 +1033,7 @@ impl Run<'_> {
         } else {
             Bound::Upper
         };
-        self.s
-            .tt
+        self.tt
             .store(key, depth as u8, tt::to_tt(best, ply), bound, best_move);
         best
     }
