@@ -472,3 +472,65 @@ async fn logout_everywhere_on_one_node_closes_the_accounts_connections_on_the_ot
     let w = again.recv().await;
     assert_eq!(w["resumed"], false, "{w}");
 }
+
+/// The next `move` event of `c` (other messages skipped), within a bound.
+async fn next_move(c: &mut Client) -> Value {
+    for _ in 0..20 {
+        let m = c.recv().await;
+        if m["type"] == "move" {
+            return m;
+        }
+    }
+    panic!("no move");
+}
+
+#[tokio::test]
+async fn a_bot_whose_node_died_plays_on_from_its_new_owner() {
+    let Some(cluster) = Cluster::new("cluster_bot_failover", None) else {
+        return;
+    };
+    let (node_a, a) = cluster.node("a");
+    let (_node_b, b) = cluster.node("b");
+    let (mut alice, wa) = hello(a, "alice").await;
+    let (_, room) = create(
+        &mut alice,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "beginner"}}),
+    )
+    .await;
+    alice
+        .send(json!({"type": "move", "id": 1, "room_id": room, "x": 7, "y": 7}))
+        .await;
+    next_move(&mut alice).await; // hers
+    next_move(&mut alice).await; // the bot's reply, searched on A
+    kill(node_a);
+    drop(alice);
+    // B takes the room over when alice comes back there (or its sweep did already).
+    let (mut alice, _, joined) = resume(b, &token(&wa)).await;
+    assert_eq!(
+        joined["room"]["moves"].as_array().unwrap().len(),
+        2,
+        "{joined}"
+    );
+    let taken: Vec<(i64, i64)> = joined["room"]["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m[0].as_i64().unwrap(), m[1].as_i64().unwrap()))
+        .collect();
+    let free = (0..15)
+        .map(|x| (x, 0))
+        .find(|c| !taken.contains(c))
+        .unwrap();
+    alice
+        .send(json!({"type": "move", "id": 2, "room_id": room, "x": free.0, "y": free.1}))
+        .await;
+    let mine = next_move(&mut alice).await;
+    assert_eq!(mine["re"], 2, "{mine}");
+    // The bot searches on B now, and answers.
+    let reply = next_move(&mut alice).await;
+    assert_eq!(
+        (&reply["seat"], &reply["seq"]),
+        (&json!("o"), &json!(4)),
+        "{reply}"
+    );
+}

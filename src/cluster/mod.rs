@@ -26,8 +26,9 @@ use crate::protocol::{ErrorCode, ProtoError};
 use crate::room::RoomCmd;
 use wire::{Cmd, Op, Reply};
 
-/// How long a command that wants an answer waits for the owner's.
-const REPLY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a command that wants an answer waits for the owner's, at least (a lease, if
+/// longer: an owner that does not answer within its lease is likely gone).
+const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
 /// Frames waiting for the publisher; beyond it the link is overwhelmed.
 const OUT_QUEUE: usize = 1 << 16;
 
@@ -280,7 +281,7 @@ impl Link {
             self.pending.insert(req, tx);
             let link = self.clone();
             tokio::spawn(async move {
-                let r = tokio::time::timeout(REPLY_TIMEOUT, rx).await;
+                let r = tokio::time::timeout(REPLY_TIMEOUT.max(link.lease), rx).await;
                 link.pending.remove(&req);
                 asks(r.ok().and_then(Result::ok));
             });

@@ -649,6 +649,23 @@ pub async fn locate(server: &Arc<Server>, room: &str, may_take: bool) -> Option<
     }
 }
 
+/// Where room `room` runs once its owner `stale` stopped answering (a resume's reconnect timed
+/// out): waits, up to two leases, for its lease to expire or move, then locates it again (taking
+/// it over if nobody did). `None`: the owner still holds the lease (it is alive but slow).
+pub async fn relocate(server: &Arc<Server>, room: &str) -> Option<RoomHandle> {
+    let link = server.lobby.cluster()?.clone();
+    let stale = link.owner(room);
+    for _ in 0..8 {
+        match lease_owner(&link, room).await {
+            Some(owner) if Some(owner.as_str()) == stale.as_deref() => {
+                tokio::time::sleep(link.lease / 4).await;
+            }
+            _ => return locate(server, room, true).await,
+        }
+    }
+    None
+}
+
 /// A room's lease that is gone may come back: its node is alive and Redis restarted empty (the
 /// node takes its leases again within a third of a lease). Waits up to a lease for that: the
 /// owner then, or `None` (its node is gone).

@@ -395,6 +395,14 @@ impl Conn {
                 };
                 let back = match found {
                     Some(handle) if handle.reconnect(self.who(&session)).await => Some(handle),
+                    // Its node did not answer (it may have just died): once its lease is gone,
+                    // the room runs elsewhere (or here).
+                    Some(handle) if !handle.is_local() => {
+                        match crate::cluster::node::relocate(&self.server, &room_id).await {
+                            Some(h) if h.reconnect(self.who(&session)).await => Some(h),
+                            _ => None,
+                        }
+                    }
                     _ => None,
                 };
                 match back {
