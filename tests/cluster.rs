@@ -62,6 +62,11 @@ impl Cluster {
 
     /// Node `id` of the cluster: the real binary, on a free port.
     fn node(&self, id: &str) -> (Proc, SocketAddr) {
+        self.node_with(id, "")
+    }
+
+    /// Node `id` with `extra` appended to its config.
+    fn node_with(&self, id: &str, extra: &str) -> (Proc, SocketAddr) {
         let dir = self.dir.path().join(id);
         std::fs::create_dir_all(&dir).unwrap();
         let cfg = dir.join("server.toml");
@@ -71,7 +76,7 @@ impl Cluster {
                 "[server]\nlog = \"warn\"\n[rooms]\ngrace_ms = 30000\nlobby_update_ms = 100\n\
                  [search]\nmin_move_ms = 0\n[store]\nurl = {:?}\n\
                  [cluster]\nredis_url = {:?}\nnode_id = {id:?}\nlease_ms = {LEASE_MS}\n\
-                 namespace = {:?}\n",
+                 namespace = {:?}\n{extra}",
                 self.pg, self.redis, self.namespace
             ),
         )
@@ -532,5 +537,35 @@ async fn a_bot_whose_node_died_plays_on_from_its_new_owner() {
         (&reply["seat"], &reply["seq"]),
         (&json!("o"), &json!(4)),
         "{reply}"
+    );
+}
+
+#[tokio::test]
+async fn a_players_room_cap_counts_its_rooms_on_every_node() {
+    let Some(cluster) = Cluster::new("cluster_caps", None) else {
+        return;
+    };
+    let caps = "[limits]\nrooms_per_player = 2\n";
+    let (_node_a, a) = cluster.node_with("a", caps);
+    let (_node_b, b) = cluster.node_with("b", caps);
+    let open = json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"});
+    let (mut on_a, w) = hello(a, "alice").await;
+    create(&mut on_a, open.clone()).await;
+    // The same player on B: one room there, then the cap (one here, one on A).
+    let (mut on_b, _) = (connect(b).await, ());
+    on_b.send(json!({"type": "hello", "token": token(&w)}))
+        .await;
+    assert_eq!(
+        on_b.recv_skip(&["room_joined", "room_update"]).await["type"],
+        "welcome"
+    );
+    create(&mut on_b, open.clone()).await;
+    on_b.send(json!({"type": "create_room", "id": 9, "game": "caro", "x": "me", "o": "open"}))
+        .await;
+    let refused = on_b.recv_skip(&["room_joined", "room_update"]).await;
+    assert_eq!(
+        (&refused["code"], &refused["re"]),
+        (&json!("too_many_rooms_for_player"), &json!(9)),
+        "{refused}"
     );
 }

@@ -393,4 +393,43 @@ impl Link {
         let frame = wire::frame(format_args!("{kind} {}", self.node), body.as_bytes());
         self.publish(self.names.lobby(), frame);
     }
+
+    /// Notes in Redis that `player` created room `room` of `matchup` (counted against its caps
+    /// on every node until `drop_claim`).
+    pub fn note_claim(self: &Arc<Self>, player: &str, room: &str, matchup: crate::room::Matchup) {
+        let kind = match matchup {
+            crate::room::Matchup::People => "people",
+            crate::room::Matchup::AgainstBot => "bot",
+            crate::room::Matchup::BotVsBot => "bots",
+        };
+        let (link, key, room) = (self.clone(), self.names.claims(player), room.to_string());
+        tokio::spawn(async move {
+            let mut redis = link.redis.clone();
+            let r: redis::RedisResult<()> = redis::cmd("HSET")
+                .arg(&key)
+                .arg(&room)
+                .arg(kind)
+                .query_async(&mut redis)
+                .await;
+            if let Err(e) = r {
+                tracing::warn!(%key, "cluster: noting a room of a player failed: {e}");
+            }
+        });
+    }
+
+    /// The room `room` of `player` no longer counts against its caps.
+    pub fn drop_claim(self: &Arc<Self>, player: &str, room: &str) {
+        let (link, key, room) = (self.clone(), self.names.claims(player), room.to_string());
+        tokio::spawn(async move {
+            let mut redis = link.redis.clone();
+            let r: redis::RedisResult<()> = redis::cmd("HDEL")
+                .arg(&key)
+                .arg(&room)
+                .query_async(&mut redis)
+                .await;
+            if let Err(e) = r {
+                tracing::warn!(%key, "cluster: dropping a room of a player failed: {e}");
+            }
+        });
+    }
 }

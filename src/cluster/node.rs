@@ -703,6 +703,61 @@ pub async fn claim_at_start(server: &Arc<Server>, link: &Link, room: &str) -> bo
     fenced.wait().await.is_ok()
 }
 
+/// The unfinished rooms `player` created that other nodes run, for its caps (docs/scaling.md,
+/// "Caps"). A room whose lease is gone (closed, or its node died and nobody took it yet) no
+/// longer counts, and its entry goes; one taken over by another node still counts.
+pub async fn claims_elsewhere(server: &Server, player: &str) -> crate::lobby::Counts {
+    let mut counts = crate::lobby::Counts::default();
+    let Some(link) = server.lobby.cluster() else {
+        return counts;
+    };
+    let key = link.names.claims(player);
+    let mut redis = link.redis.clone();
+    let rooms: HashMap<String, String> = match redis::cmd("HGETALL")
+        .arg(&key)
+        .query_async(&mut redis)
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!("cluster: reading a player's rooms failed: {e}");
+            return counts;
+        }
+    };
+    let rooms: Vec<(String, String)> = rooms
+        .into_iter()
+        .filter(|(room, _)| server.lobby.room(room).is_none())
+        .collect();
+    if rooms.is_empty() {
+        return counts;
+    }
+    let keys: Vec<String> = rooms.iter().map(|(r, _)| link.names.owner_key(r)).collect();
+    let owners: Vec<Option<String>> = redis::cmd("MGET")
+        .arg(&keys)
+        .query_async(&mut redis)
+        .await
+        .unwrap_or_default();
+    let mut gone = Vec::new();
+    for ((room, kind), owner) in rooms.iter().zip(owners) {
+        match owner {
+            Some(_) => counts.add(match kind.as_str() {
+                "bot" => crate::room::Matchup::AgainstBot,
+                "bots" => crate::room::Matchup::BotVsBot,
+                _ => crate::room::Matchup::People,
+            }),
+            None => gone.push(room.clone()),
+        }
+    }
+    if !gone.is_empty() {
+        let _: redis::RedisResult<()> = redis::cmd("HDEL")
+            .arg(&key)
+            .arg(&gone)
+            .query_async(&mut redis)
+            .await;
+    }
+    counts
+}
+
 /// A proxy's key: the room, the node and its connection.
 pub(super) type ProxyKey = (Arc<str>, Arc<str>, u64);
 

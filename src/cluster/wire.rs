@@ -53,6 +53,10 @@ impl Names {
     pub fn owner_key(&self, room: &str) -> String {
         format!("{}:room:{room}:owner", self.ns)
     }
+    /// The hash of the unfinished rooms a player created (room id to its matchup).
+    pub fn claims(&self, player: &str) -> String {
+        format!("{}:player:{player}:rooms", self.ns)
+    }
     /// A node's heartbeat key, renewed with its leases.
     pub fn alive_key(&self, node: &str) -> String {
         format!("{}:node:{node}:alive", self.ns)

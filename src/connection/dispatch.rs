@@ -114,10 +114,14 @@ impl Conn {
                     // row must be durable no later than that move (the store keeps order).
                     self.server.lobby.seated(&session);
                 }
-                let (handle, seat) =
-                    self.server
-                        .lobby
-                        .open_room(self.who(&session), params, re.cloned())?;
+                let elsewhere =
+                    crate::cluster::node::claims_elsewhere(&self.server, &session.player_id).await;
+                let (handle, seat) = self.server.lobby.open_room_counting(
+                    self.who(&session),
+                    params,
+                    re.cloned(),
+                    elsewhere,
+                )?;
                 if seat.is_some() {
                     session.add_seat(handle.id.clone());
                 }

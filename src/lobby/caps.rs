@@ -46,15 +46,16 @@ impl From<&crate::config::Limits> for PlayerCaps {
 }
 
 /// A player's unfinished rooms, by kind.
-#[derive(Clone, Copy, Debug, Default)]
-struct Counts {
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Counts {
     rooms: usize,
     bot_rooms: usize,
     bot_games: usize,
 }
 
 impl Counts {
-    fn add(&mut self, matchup: Matchup) {
+    /// Counts one more room of `matchup`.
+    pub fn add(&mut self, matchup: Matchup) {
         self.rooms += 1;
         match matchup {
             Matchup::People => {}
@@ -83,15 +84,22 @@ pub(super) struct Claims {
 }
 
 impl Claims {
-    /// Counts room `id` for `player` unless that would pass one of `caps`.
+    /// Counts room `id` for `player` unless that would pass one of `caps`, with the rooms
+    /// `elsewhere` (the player's on other nodes of a cluster) counted too.
     pub(super) fn claim(
         &mut self,
         caps: &PlayerCaps,
         id: Arc<str>,
         player: &Arc<str>,
         matchup: Matchup,
+        elsewhere: Counts,
     ) -> Result<(), ProtoError> {
-        let now = self.by_player.get(player).copied().unwrap_or_default();
+        let here = self.by_player.get(player).copied().unwrap_or_default();
+        let now = Counts {
+            rooms: here.rooms + elsewhere.rooms,
+            bot_rooms: here.bot_rooms + elsewhere.bot_rooms,
+            bot_games: here.bot_games + elsewhere.bot_games,
+        };
         let over = |what: &str, cap: usize| {
             ProtoError::new(
                 ErrorCode::TooManyRoomsForPlayer,
@@ -120,16 +128,15 @@ impl Claims {
         Ok(())
     }
 
-    /// Uncounts room `id` if it is still counted.
-    pub(super) fn release(&mut self, id: &str) {
-        let Some((player, matchup)) = self.by_room.remove(id) else {
-            return;
-        };
+    /// Uncounts room `id` if it is still counted; returns whose it was.
+    pub(super) fn release(&mut self, id: &str) -> Option<Arc<str>> {
+        let (player, matchup) = self.by_room.remove(id)?;
         if let Some(c) = self.by_player.get_mut(&player) {
             c.sub(matchup);
             if c.rooms == 0 {
                 self.by_player.remove(&player);
             }
         }
+        Some(player)
     }
 }

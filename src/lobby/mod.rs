@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 mod caps;
 
 use caps::Claims;
-pub use caps::PlayerCaps;
+pub use caps::{Counts, PlayerCaps};
 
 use crate::client::ClientHandle;
 use crate::cluster::Link;
@@ -124,7 +124,13 @@ struct Rooms {
 impl Rooms {
     /// Counts a new room `id` created by `creator`, unless the server has `max_rooms` rooms or
     /// the creator as many unfinished rooms of that kind as its [`PlayerCaps`] allow.
-    fn claim(&self, id: Arc<str>, creator: &Arc<str>, matchup: Matchup) -> Result<(), ProtoError> {
+    fn claim(
+        &self,
+        id: Arc<str>,
+        creator: &Arc<str>,
+        matchup: Matchup,
+        elsewhere: Counts,
+    ) -> Result<(), ProtoError> {
         if self.map.len() >= self.max_rooms {
             return Err(ProtoError::new(
                 ErrorCode::TooManyRooms,
@@ -134,9 +140,19 @@ impl Rooms {
         let caps = *self.player_caps.lock();
         self.claims
             .lock()
-            .claim(&caps, id.clone(), creator, matchup)?;
+            .claim(&caps, id.clone(), creator, matchup, elsewhere)?;
         self.owned(&id);
+        if let Some(link) = self.cluster.get() {
+            link.note_claim(creator, &id, matchup);
+        }
         Ok(())
+    }
+
+    /// Uncounts room `id` (here, and in a cluster for every node).
+    fn release(&self, id: &str) {
+        if let (Some(player), Some(link)) = (self.claims.lock().release(id), self.cluster.get()) {
+            link.drop_claim(&player, id);
+        }
     }
 
     /// In a cluster, a new room `id` is this node's: its fence is raised before its first
@@ -172,17 +188,17 @@ impl room::Registry for Rooms {
             ));
         }
         let id = new_room_id();
-        self.claim(id.clone(), by, params.matchup())?;
+        self.claim(id.clone(), by, params.matchup(), Counts::default())?;
         Ok(room::spawn_held(ctx, id, params, |handle, summary| {
             self.map
                 .insert(handle.id.clone(), RoomEntry { handle, summary });
         }))
     }
     fn game_finished(&self, id: &str) {
-        self.claims.lock().release(id);
+        self.release(id);
     }
     fn room_closed(&self, id: &str) {
-        self.claims.lock().release(id);
+        self.release(id);
         if let Some((id, _)) = self.map.remove(id) {
             if let Some(link) = self.cluster.get() {
                 self.store().release_room(&id);
@@ -358,6 +374,17 @@ impl Lobby {
         params: RoomParams,
         re: Option<Value>,
     ) -> Result<(RoomHandle, Joined), ProtoError> {
+        self.open_room_counting(creator, params, re, Counts::default())
+    }
+    /// [`Lobby::open_room`], with the creator's unfinished rooms on other nodes of a cluster
+    /// (`elsewhere`) counted against its caps too.
+    pub fn open_room_counting(
+        &self,
+        creator: Who,
+        params: RoomParams,
+        re: Option<Value>,
+        elsewhere: Counts,
+    ) -> Result<(RoomHandle, Joined), ProtoError> {
         if self.rooms_ctx.shutdown.is_cancelled() {
             return Err(ProtoError::new(
                 ErrorCode::ShuttingDown,
@@ -367,7 +394,7 @@ impl Lobby {
         let id = new_room_id();
         // Counted before the task starts, so that its end (reported by the task) finds it.
         self.rooms
-            .claim(id.clone(), &creator.player_id, params.matchup())?;
+            .claim(id.clone(), &creator.player_id, params.matchup(), elsewhere)?;
         Ok(room::spawn(
             &self.rooms_ctx,
             id,
