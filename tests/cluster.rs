@@ -569,3 +569,38 @@ async fn a_players_room_cap_counts_its_rooms_on_every_node() {
         "{refused}"
     );
 }
+
+#[tokio::test]
+async fn a_player_whose_node_died_is_away_for_the_room() {
+    let Some(cluster) = Cluster::new("cluster_node_gone", None) else {
+        return;
+    };
+    let (_node_a, a) = cluster.node("a");
+    let (node_b, b) = cluster.node("b");
+    let (mut alice, _) = hello(a, "alice").await;
+    let (_, room) = create(
+        &mut alice,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
+    )
+    .await;
+    let (mut bob, _) = hello(b, "bob").await;
+    bob.send(json!({"type": "join_room", "id": 1, "room_id": room}))
+        .await;
+    assert_eq!(bob.recv().await["type"], "room_joined");
+    assert_eq!(alice.recv().await["type"], "room_update");
+    // bob's node dies: the room hears that he is away (his grace starts) within a lease or two.
+    kill(node_b);
+    let mut away = None;
+    for _ in 0..10 {
+        let update = alice.recv().await;
+        if update["type"] == "room_update" && update["players"]["o"]["connected"] == false {
+            away = Some(update);
+            break;
+        }
+    }
+    let away = away.expect("bob never shown away");
+    assert!(
+        away["players"]["o"]["abandon_ms"].as_u64().is_some(),
+        "{away}"
+    );
+}

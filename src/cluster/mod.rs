@@ -73,7 +73,7 @@ pub struct Link {
     /// This node's connections in each room another node runs.
     pub(crate) members: DashMap<Arc<str>, HashSet<u64>, ahash::RandomState>,
     /// The stand-ins here of other nodes' connections in this node's rooms.
-    pub(crate) proxies: DashMap<node::ProxyKey, ClientHandle, ahash::RandomState>,
+    pub(crate) proxies: DashMap<node::ProxyKey, node::Proxied, ahash::RandomState>,
     metrics: Arc<Metrics>,
 }
 
@@ -431,5 +431,10 @@ impl Link {
                 tracing::warn!(%key, "cluster: dropping a room of a player failed: {e}");
             }
         });
+    }
+
+    /// Room `room` of this node closed: the stand-ins of other nodes' connections in it go.
+    pub fn forget_room(&self, room: &str) {
+        self.proxies.retain(|k, _| &*k.0 != room);
     }
 }

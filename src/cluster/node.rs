@@ -317,11 +317,12 @@ async fn command(server: &Arc<Server>, link: &Arc<Link>, from: &str, req: u64, c
     let key = (room.clone(), Arc::<str>::from(from), cmd.conn);
     let proxy = if matches!(cmd.op, Op::Disconnected) {
         match link.proxies.remove(&key) {
-            Some((_, p)) => p,
+            Some((_, p)) => p.client,
             None => return,
         }
     } else {
-        link.proxy(key, || server.next_id())
+        let player: Arc<str> = cmd.player_id.as_str().into();
+        link.proxy(key, player, || server.next_id())
     };
     let answer = |reply: Reply| {
         let body = serde_json::to_vec(&reply).unwrap_or_default();
@@ -505,13 +506,15 @@ async fn take_lease(link: &Link, room: &str) -> bool {
 async fn sweep(server: Arc<Server>, link: Arc<Link>) {
     let mut tick = tokio::time::interval(link.lease / 2);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // When each room was first seen without a lease.
+    // When each room was first seen without a lease, and each node without a heartbeat.
     let mut missing: HashMap<Arc<str>, tokio::time::Instant> = HashMap::new();
+    let mut dead: HashMap<Arc<str>, tokio::time::Instant> = HashMap::new();
     loop {
         tokio::select! {
             _ = server.shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
+        drop_dead_nodes(&server, &link, &mut dead).await;
         let rooms: Vec<(Arc<str>, Arc<str>)> = link
             .owners
             .iter()
@@ -761,13 +764,90 @@ pub async fn claims_elsewhere(server: &Server, player: &str) -> crate::lobby::Co
 /// A proxy's key: the room, the node and its connection.
 pub(super) type ProxyKey = (Arc<str>, Arc<str>, u64);
 
+/// A stand-in and whose connection it is.
+#[derive(Clone)]
+pub struct Proxied {
+    /// The stand-in.
+    pub client: ClientHandle,
+    /// Its player.
+    pub player_id: Arc<str>,
+}
+
 impl Link {
-    /// The stand-in here for connection `conn` of `node` in room `room` (made on its first
-    /// command there).
-    pub(crate) fn proxy(&self, key: ProxyKey, next_id: impl FnOnce() -> u64) -> ClientHandle {
+    /// The stand-in here for connection `conn` of `node` in room `room`, of `player` (made on
+    /// its first command there).
+    pub(crate) fn proxy(
+        &self,
+        key: ProxyKey,
+        player_id: Arc<str>,
+        next_id: impl FnOnce() -> u64,
+    ) -> ClientHandle {
         self.proxies
             .entry(key.clone())
-            .or_insert_with(|| self.make_proxy(key.1, key.2, next_id()))
+            .or_insert_with(|| Proxied {
+                client: self.make_proxy(key.1, key.2, next_id()),
+                player_id,
+            })
+            .client
             .clone()
     }
+}
+
+/// The nodes with connections in this node's rooms whose heartbeat has been gone for a whole
+/// lease (`missing`: since when each was first seen without one): their stand-ins leave the
+/// rooms as disconnected connections do (a player's grace starts; its seat waits for it to come
+/// back through another node). Without this, a player whose node died would look connected
+/// to the room forever.
+async fn drop_dead_nodes(
+    server: &Server,
+    link: &Link,
+    missing: &mut HashMap<Arc<str>, tokio::time::Instant>,
+) {
+    let nodes: Vec<Arc<str>> = {
+        let set: HashSet<Arc<str>> = link.proxies.iter().map(|e| e.key().1.clone()).collect();
+        set.into_iter().collect()
+    };
+    if nodes.is_empty() {
+        missing.clear();
+        return;
+    }
+    let keys: Vec<String> = nodes.iter().map(|n| link.names.alive_key(n)).collect();
+    let mut redis = link.redis.clone();
+    let Ok(alive) = redis::cmd("MGET")
+        .arg(&keys)
+        .query_async::<Vec<Option<String>>>(&mut redis)
+        .await
+    else {
+        return;
+    };
+    let now = tokio::time::Instant::now();
+    let mut still = HashMap::new();
+    for (node, alive) in nodes.into_iter().zip(alive) {
+        if alive.is_some() {
+            continue;
+        }
+        let since = missing.get(&node).copied().unwrap_or(now);
+        if now.duration_since(since) < link.lease {
+            still.insert(node, since);
+            continue;
+        }
+        tracing::warn!(%node, "cluster: a node is gone; its connections leave this node's rooms");
+        let gone: Vec<(ProxyKey, Proxied)> = link
+            .proxies
+            .iter()
+            .filter(|e| e.key().1 == node)
+            .map(|e| (e.key().clone(), e.value().clone()))
+            .collect();
+        for (key, proxied) in gone {
+            link.proxies.remove(&key);
+            if let Some(entry) = server.lobby.room(&key.0) {
+                let cmd = RoomCmd::Disconnected {
+                    player_id: proxied.player_id,
+                    conn_id: proxied.client.conn_id,
+                };
+                let _ = entry.handle.send(cmd).await;
+            }
+        }
+    }
+    *missing = still;
 }

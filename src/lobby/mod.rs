@@ -203,6 +203,7 @@ impl room::Registry for Rooms {
             if let Some(link) = self.cluster.get() {
                 self.store().release_room(&id);
                 link.release(&id);
+                link.forget_room(&id);
             }
             self.closed.lock().push(id);
         }
