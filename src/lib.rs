@@ -337,7 +337,7 @@ async fn restore(server: &Arc<Server>) -> std::io::Result<()> {
         // In a cluster, only the games whose lease this node wins run here (the others run
         // elsewhere; their players' seats still point at them).
         if let Some(link) = server.lobby.cluster() {
-            if !cluster::node::claim_at_start(server, link, &id).await {
+            if !cluster::ownership::claim_at_start(server, link, &id).await {
                 add_seats(&mut seats, game, &id);
                 continue;
             }

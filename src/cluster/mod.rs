@@ -7,7 +7,9 @@
 //! [`crate::room::RoomHandle`]'s remote route); `node` runs the tasks that need the whole
 //! server (the inbox, leases, takeovers); `wire` is the frames.
 
+mod inbound;
 pub mod node;
+pub mod ownership;
 pub mod wire;
 
 use std::collections::HashSet;
@@ -73,7 +75,7 @@ pub struct Link {
     /// This node's connections in each room another node runs.
     pub(crate) members: DashMap<Arc<str>, HashSet<u64>, ahash::RandomState>,
     /// The stand-ins here of other nodes' connections in this node's rooms.
-    pub(crate) proxies: DashMap<node::ProxyKey, node::Proxied, ahash::RandomState>,
+    pub(crate) proxies: DashMap<inbound::ProxyKey, inbound::Proxied, ahash::RandomState>,
     metrics: Arc<Metrics>,
 }
 
@@ -326,7 +328,7 @@ impl Link {
         tokio::spawn(async move {
             let mut redis = link.redis.clone();
             let r: redis::RedisResult<i64> = redis::cmd("EVAL")
-                .arg(node::RELEASE)
+                .arg(ownership::RELEASE)
                 .arg(1)
                 .arg(&key)
                 .arg(&*link.node)

@@ -29,7 +29,7 @@ impl Conn {
     pub(super) async fn room(&self, room_id: &str) -> Result<RoomHandle, ProtoError> {
         let found = match self.server.lobby.room(room_id) {
             Some(entry) => Some(entry.handle),
-            None => crate::cluster::node::locate(&self.server, room_id, false).await,
+            None => crate::cluster::ownership::locate(&self.server, room_id, false).await,
         };
         found.ok_or_else(|| ProtoError::new(ErrorCode::NoSuchRoom, format!("no room {room_id:?}")))
     }
@@ -115,7 +115,8 @@ impl Conn {
                     self.server.lobby.seated(&session);
                 }
                 let elsewhere =
-                    crate::cluster::node::claims_elsewhere(&self.server, &session.player_id).await;
+                    crate::cluster::ownership::claims_elsewhere(&self.server, &session.player_id)
+                        .await;
                 let (handle, seat) = self.server.lobby.open_room_counting(
                     self.who(&session),
                     params,
@@ -395,14 +396,14 @@ impl Conn {
             for room_id in session.seats() {
                 let found = match lobby.room(&room_id) {
                     Some(entry) => Some(entry.handle),
-                    None => crate::cluster::node::locate(&self.server, &room_id, true).await,
+                    None => crate::cluster::ownership::locate(&self.server, &room_id, true).await,
                 };
                 let back = match found {
                     Some(handle) if handle.reconnect(self.who(&session)).await => Some(handle),
                     // Its node did not answer (it may have just died): once its lease is gone,
                     // the room runs elsewhere (or here).
                     Some(handle) if !handle.is_local() => {
-                        match crate::cluster::node::relocate(&self.server, &room_id).await {
+                        match crate::cluster::ownership::relocate(&self.server, &room_id).await {
                             Some(h) if h.reconnect(self.who(&session)).await => Some(h),
                             _ => None,
                         }

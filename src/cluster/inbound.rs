@@ -1,0 +1,179 @@
+//! Other nodes' commands for this node's rooms: each runs on the room with a stand-in
+//! `ClientHandle` for the asking connection (docs/scaling.md, "Routing commands to the owner"),
+//! and the commands that want an answer get it on the asking node's inbox.
+
+use std::sync::Arc;
+
+use tokio::sync::oneshot;
+
+use super::wire::{self, Cmd, Op, Reply};
+use super::Link;
+use crate::client::ClientHandle;
+use crate::protocol::{encode_error, ErrorCode, ProtoError};
+use crate::room::{RoomCmd, Who};
+use crate::Server;
+
+/// Runs a command from a connection of node `from` on the local room it names, answering
+/// request `req` (0: no answer wanted) or the connection itself.
+pub(super) async fn command(
+    server: &Arc<Server>,
+    link: &Arc<Link>,
+    from: &str,
+    req: u64,
+    cmd: Cmd,
+) {
+    let room: Arc<str> = cmd.room.as_str().into();
+    let key = (room.clone(), Arc::<str>::from(from), cmd.conn);
+    let proxy = if matches!(cmd.op, Op::Disconnected) {
+        match link.proxies.remove(&key) {
+            Some((_, p)) => p.client,
+            None => return,
+        }
+    } else {
+        let player: Arc<str> = cmd.player_id.as_str().into();
+        link.proxy(key, player, || server.next_id())
+    };
+    let answer = |reply: Reply| {
+        let body = serde_json::to_vec(&reply).unwrap_or_default();
+        link.publish(
+            link.names.inbox(from),
+            wire::frame(format_args!("R {req}"), &body),
+        );
+    };
+    let Some(entry) = server.lobby.room(&room) else {
+        let e = ProtoError::new(ErrorCode::NoSuchRoom, format!("no room {room:?}"));
+        return match cmd.op {
+            Op::Join { .. } => answer(Reply::Joined(Err(e.into()))),
+            Op::Leave => answer(Reply::Left(Err(e.into()))),
+            Op::Reconnect => answer(Reply::Reconnected(false)),
+            Op::Disconnected => {}
+            op => {
+                proxy.send(encode_error(&e, op.re()));
+            }
+        };
+    };
+    let who = Who {
+        player_id: cmd.player_id.into(),
+        name: cmd.name.into(),
+        client: proxy.clone(),
+    };
+    let mut re = cmd.op.re().cloned();
+    let sent = match cmd.op {
+        Op::Join { as_, re } => {
+            let (reply, rx) = oneshot::channel::<Result<crate::room::Joined, ProtoError>>();
+            reply_later(link, from, req, async move {
+                Reply::Joined(match rx.await {
+                    Ok(r) => r.map_err(Into::into),
+                    Err(_) => Err(gone().into()),
+                })
+            });
+            entry
+                .handle
+                .send(RoomCmd::Join {
+                    who,
+                    as_,
+                    re,
+                    reply,
+                })
+                .await
+        }
+        Op::Leave => {
+            let (reply, rx) = oneshot::channel::<Result<(), ProtoError>>();
+            reply_later(link, from, req, async move {
+                Reply::Left(match rx.await {
+                    Ok(r) => r.map_err(Into::into),
+                    Err(_) => Err(gone().into()),
+                })
+            });
+            entry.handle.send(RoomCmd::Leave { who, reply }).await
+        }
+        Op::Reconnect => {
+            let (reply, rx) = oneshot::channel();
+            reply_later(link, from, req, async move {
+                Reply::Reconnected(rx.await.unwrap_or(false))
+            });
+            entry.handle.send(RoomCmd::Reconnect { who, reply }).await
+        }
+        Op::Disconnected => {
+            let player_id = who.player_id;
+            let conn_id = proxy.conn_id;
+            re = None;
+            entry
+                .handle
+                .send(RoomCmd::Disconnected { player_id, conn_id })
+                .await
+        }
+        Op::Move { x, y, re } => entry.handle.send(RoomCmd::Move { who, x, y, re }).await,
+        Op::Resign { re } => entry.handle.send(RoomCmd::Resign { who, re }).await,
+        Op::Sync { since_seq, re } => {
+            let cmd = RoomCmd::Sync { who, since_seq, re };
+            entry.handle.send(cmd).await
+        }
+        Op::Say { text, re } => entry.handle.send(RoomCmd::Say { who, text, re }).await,
+        Op::Offer { kind, re } => entry.handle.send(RoomCmd::Offer { who, kind, re }).await,
+        Op::Respond { kind, accept, re } => {
+            let cmd = RoomCmd::Respond {
+                who,
+                kind,
+                accept,
+                re,
+            };
+            entry.handle.send(cmd).await
+        }
+    };
+    // A room that closed meanwhile dropped the reply (answered as gone above); a command
+    // without one hears the error on its connection.
+    if let (Err(e), false) = (sent, req != 0) {
+        proxy.send(encode_error(&e, re.as_ref()));
+    }
+}
+
+fn gone() -> ProtoError {
+    ProtoError::new(ErrorCode::NoSuchRoom, "the room has closed")
+}
+
+/// Publishes `reply`'s answer to request `req` of node `from` once it is ready.
+fn reply_later(
+    link: &Arc<Link>,
+    from: &str,
+    req: u64,
+    reply: impl std::future::Future<Output = Reply> + Send + 'static,
+) {
+    let (link, inbox) = (link.clone(), link.names.inbox(from));
+    tokio::spawn(async move {
+        let body = serde_json::to_vec(&reply.await).unwrap_or_default();
+        link.publish(inbox, wire::frame(format_args!("R {req}"), &body));
+    });
+}
+
+/// A proxy's key: the room, the node and its connection.
+pub(super) type ProxyKey = (Arc<str>, Arc<str>, u64);
+
+/// A stand-in and whose connection it is.
+#[derive(Clone)]
+pub struct Proxied {
+    /// The stand-in.
+    pub client: ClientHandle,
+    /// Its player.
+    pub player_id: Arc<str>,
+}
+
+impl Link {
+    /// The stand-in here for connection `conn` of `node` in room `room`, of `player` (made on
+    /// its first command there).
+    pub(crate) fn proxy(
+        &self,
+        key: ProxyKey,
+        player_id: Arc<str>,
+        next_id: impl FnOnce() -> u64,
+    ) -> ClientHandle {
+        self.proxies
+            .entry(key.clone())
+            .or_insert_with(|| Proxied {
+                client: self.make_proxy(key.1, key.2, next_id()),
+                player_id,
+            })
+            .client
+            .clone()
+    }
+}
