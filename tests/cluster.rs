@@ -19,7 +19,7 @@ use common::*;
 use serde_json::{json, Value};
 
 /// The lease the test clusters run with: short, so a failover is quick.
-const LEASE_MS: u64 = 1000;
+const LEASE_MS: u64 = 2000;
 
 /// The Redis of `scripts/services`, or `None` (skipped) when there is none and none is required.
 fn redis_url(test: &str) -> Option<String> {

@@ -234,10 +234,37 @@ pub async fn locate(server: &Arc<Server>, room: &str, may_take: bool) -> Option<
             link.owners.insert(room.into(), node.into());
             Some(RoomHandle::remote(room.into(), link))
         }
-        Some(_) => None,
-        None if may_take || link.owner(room).is_some() => take_over(server, &link, room).await,
+        // This node's: taken over meanwhile (by the sweep, or another resume), maybe still
+        // being restored.
+        Some(_) => settled(server, &link, room).await,
+        None if may_take || link.owner(room).is_some() => {
+            match take_over(server, &link, room).await {
+                Some(handle) => Some(handle),
+                None => settled(server, &link, room).await,
+            }
+        }
         None => None,
     }
+}
+
+/// Where room `room` runs once a takeover of it settles (another task of this node may be
+/// restoring it, or another node have won it): looks up to 20 times, 50 ms apart.
+async fn settled(server: &Arc<Server>, link: &Arc<Link>, room: &str) -> Option<RoomHandle> {
+    for _ in 0..20 {
+        if let Some(e) = server.lobby.room(room) {
+            return Some(e.handle);
+        }
+        match lease_owner(link, room).await {
+            Some(node) if *node != *link.node => {
+                link.owners.insert(room.into(), node.into());
+                return Some(RoomHandle::remote(room.into(), link.clone()));
+            }
+            Some(_) => {}
+            None => return None,
+        }
+        tokio::time::sleep(FRESH_WAIT).await;
+    }
+    None
 }
 
 /// Where room `room` runs once its owner `stale` stopped answering (a resume's reconnect timed
