@@ -340,7 +340,7 @@ impl Accounts {
     /// With a shared database (a cluster), reads account `key` from the store into memory: an
     /// account another node made, or the password another node changed. Nothing for stores one
     /// node owns. A store that cannot answer leaves memory as it is.
-    async fn refresh(&self, key: &str) {
+    pub async fn refresh(&self, key: &str) {
         let (store, lookup) = (self.store.clone(), key.to_string());
         let found = tokio::task::spawn_blocking(move || store.account_by_username(&lookup)).await;
         let stored = match found {

@@ -604,3 +604,56 @@ async fn a_player_whose_node_died_is_away_for_the_room() {
         "{away}"
     );
 }
+
+#[tokio::test]
+async fn a_rated_game_on_one_node_moves_the_rating_every_node_shows() {
+    let Some(cluster) = Cluster::new("cluster_ratings", None) else {
+        return;
+    };
+    let (_node_a, a) = cluster.node("a");
+    let (_node_b, b) = cluster.node("b");
+    let (mut ann, w) = hello(a, "guest").await;
+    ann.ask(
+        json!({"type": "register", "id": 1, "username": "Ann", "password": "correct horse battery"}),
+        json!({"type": "logged_in", "re": 1, "player_id": w["player_id"], "name": "Ann"}),
+    )
+    .await;
+    let (_, room) = create(
+        &mut ann,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "beginner"}}),
+    )
+    .await;
+    for (i, (x, y)) in [(7, 7), (0, 0)].into_iter().enumerate() {
+        ann.send(json!({"type": "move", "id": i + 2, "room_id": room, "x": x, "y": y}))
+            .await;
+        next_move(&mut ann).await; // hers
+        next_move(&mut ann).await; // the bot's
+    }
+    ann.send(json!({"type": "resign", "id": 9, "room_id": room}))
+        .await;
+    let over = loop {
+        let m = ann.recv().await;
+        if m["type"] == "game_over" {
+            break m;
+        }
+    };
+    let after = over["ratings"]["x"]["after"].clone();
+    assert!(after.as_i64().is_some(), "a rated game: {over}");
+    // B shows the new rating (its book heard of the game), though the account is A's.
+    let mut shown = Value::Null;
+    for _ in 0..50 {
+        let (status, body) = http_get(b, "/api/players/Ann").await;
+        assert!(status.contains("200"), "{status} {body}");
+        let p: Value = serde_json::from_str(&body).unwrap();
+        shown = p["ratings"][0].clone();
+        if shown["games"] == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        (&shown["games"], &shown["rating"], &shown["losses"]),
+        (&json!(1), &after, &json!(1)),
+        "{shown}"
+    );
+}

@@ -390,7 +390,8 @@ impl Link {
     }
 
     /// Tells every other node something about identities: `L` + a player id (its account
-    /// logged out everywhere), `T` + a token hash (its session resumed here).
+    /// logged out everywhere), `T` + a token hash (its session resumed here), `G` + rating rows
+    /// (a rated game's new ratings).
     pub fn announce(&self, kind: char, body: &str) {
         let frame = wire::frame(format_args!("{kind} {}", self.node), body.as_bytes());
         self.publish(self.names.lobby(), frame);

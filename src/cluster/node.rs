@@ -21,8 +21,15 @@ pub const CLOSE_ROOM_MOVED: u16 = 1012;
 /// The most frames the publisher sends in one round trip.
 const BATCH: usize = 512;
 
-/// Starts the node's tasks on the server's tracker.
+/// Starts the node's tasks on the server's tracker, and has every rated game's new ratings
+/// told to the other nodes (a `G` frame), whose books follow.
 pub fn start(server: &Arc<Server>, link: Arc<Link>, out: mpsc::Receiver<Out>) {
+    let teller = link.clone();
+    server.ratings.observe(Box::new(move |rows| {
+        if let Ok(body) = serde_json::to_string(rows) {
+            teller.announce('G', &body);
+        }
+    }));
     server.tracker.spawn(publisher(link.clone(), out));
     server.tracker.spawn(inbox(server.clone(), link.clone()));
     server
@@ -279,7 +286,13 @@ async fn on_frame(server: &Arc<Server>, link: &Arc<Link>, channel: &str, payload
                 conn.close(CLOSE_TAKEN_OVER, "session resumed on another connection");
             }
         }
-        ('U' | 'O' | 'L' | 'T', _) => {}
+        ('G', [node]) if *node != &*link.node => {
+            match serde_json::from_slice::<Vec<crate::store::RatingRow>>(body) {
+                Ok(rows) => server.ratings.load(rows),
+                Err(e) => tracing::warn!("cluster: a ratings frame that does not parse: {e}"),
+            }
+        }
+        ('U' | 'O' | 'L' | 'T' | 'G', _) => {}
         _ => tracing::warn!(channel, %kind, "cluster: an unknown frame"),
     }
 }

@@ -35,13 +35,16 @@ fn bad_family() -> ApiError {
     }
 }
 
-/// The account named `name` (case-insensitive); guests have no profile.
-fn account(state: &AppState, name: &str) -> Result<std::sync::Arc<Account>, ApiError> {
-    state
-        .server
-        .accounts
-        .of_username(name)
-        .ok_or_else(no_such_player)
+/// The account named `name` (case-insensitive); guests have no profile. In a cluster the
+/// account may have been made on another node: the store is asked first.
+async fn account(state: &AppState, name: &str) -> Result<std::sync::Arc<Account>, ApiError> {
+    let accounts = &state.server.accounts;
+    if accounts.of_username(name).is_none() {
+        accounts
+            .refresh(&crate::accounts::username_key(name.trim()))
+            .await;
+    }
+    accounts.of_username(name).ok_or_else(no_such_player)
 }
 
 /// `GET /api/players/{name}`: an account's ratings, record and rating history.
@@ -49,7 +52,7 @@ pub(super) async fn player(
     State(state): State<AppState>,
     Path(name): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let account = account(&state, &name)?;
+    let account = account(&state, &name).await?;
     let ratings: Vec<Value> = state
         .server
         .ratings
@@ -106,7 +109,7 @@ pub(super) async fn games(
     Path(name): Path<String>,
     Query(pairs): Query<Vec<(String, String)>>,
 ) -> Result<Json<Value>, ApiError> {
-    let account = account(&state, &name)?;
+    let account = account(&state, &name).await?;
     games_page(&state, pairs, Some(account.player_id.to_string())).await
 }
 

@@ -131,7 +131,12 @@ pub struct Ratings {
     bots: IndexMap<String, f64>,
     accounts: Arc<Accounts>,
     book: Mutex<HashMap<(Arc<str>, Family), Standing>>,
+    /// Told every rated game's new rows (a cluster tells the other nodes, whose books follow).
+    observer: std::sync::OnceLock<Observer>,
 }
+
+/// What [`Ratings::observe`] is given.
+pub type Observer = Box<dyn Fn(&[RatingRow]) + Send + Sync>;
 
 impl Ratings {
     /// No ratings yet; the bots' from their config.
@@ -148,7 +153,14 @@ impl Ratings {
                 .collect(),
             accounts,
             book: Mutex::new(HashMap::new()),
+            observer: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Has `observer` told the new rows of every game rated from now on (once; later calls
+    /// are ignored).
+    pub fn observe(&self, observer: Observer) {
+        let _ = self.observer.set(observer);
     }
 
     /// Adds what the store kept (at start, before serving). Rows of unknown families are
@@ -349,6 +361,10 @@ impl Ratings {
         };
         let cx = change(&x, Seat::X, bx, ax);
         let co = change(&o, Seat::O, bo, ao);
+        drop(book);
+        if let Some(observer) = self.observer.get() {
+            observer(&rows);
+        }
         Some(Settled {
             changes: Changes { x: cx, o: co },
             rows,

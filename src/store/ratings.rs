@@ -6,7 +6,7 @@
 
 /// An account's rating in one family after a game (written with the game's result, and read
 /// back at start).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RatingRow {
     /// The account's player id.
     pub player_id: String,
