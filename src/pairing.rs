@@ -24,7 +24,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::lobby::Lobby;
-use crate::protocol::{encode, ErrorCode, ProtoError, Seat, SeekInfo, ServerMsg, TimeControl};
+use crate::protocol::{
+    encode, ErrorCode, ProtoError, Seat, SeatSpec, SeekInfo, ServerMsg, TimeControl,
+};
 use crate::ratings::{Family, Ratings};
 use crate::room::{RoomParams, SeatKind, Who};
 
@@ -49,6 +51,28 @@ impl SeekTerms {
             time_control: self.time_control,
         }
     }
+}
+
+/// A `seek` as the client sent it (the fields of `ClientMsg::Seek`), checked by
+/// [`Pairing::request`]; in a cluster it crosses to the node that pairs (docs/scaling.md).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct SeekRequest {
+    /// `"caro"` or `"tictactoe"`.
+    pub game: String,
+    /// Board width.
+    pub width: Option<i64>,
+    /// Board height.
+    pub height: Option<i64>,
+    /// Caro rule.
+    pub rule: Option<String>,
+    /// A casual game.
+    pub casual: bool,
+    /// A bot level to play if nobody comes.
+    pub bot: Option<String>,
+    /// How long to wait for a person before `bot`.
+    pub bot_after_ms: Option<u64>,
+    /// The time control, as in `create_room`.
+    pub time_control: Option<Value>,
 }
 
 /// A bot to play if nobody comes in time.
@@ -107,7 +131,13 @@ pub struct Pairing {
     tracker: TaskTracker,
     /// ... and ends them.
     shutdown: CancellationToken,
+    /// Told every change of the list (see [`Pairing::observe`]).
+    observer: std::sync::OnceLock<SeeksObserver>,
 }
+
+/// What [`Pairing::observe`] is given: the `seeks` message and whether any seek is open.
+pub type SeeksObserver =
+    Box<dyn Fn(&tokio_tungstenite::tungstenite::Utf8Bytes, bool) + Send + Sync>;
 
 /// How often a waiting rated seek looks again for a partner as its rating gap widens.
 const WIDEN_EVERY: Duration = Duration::from_secs(1);
@@ -131,6 +161,7 @@ impl Pairing {
             ratings,
             tracker,
             shutdown,
+            observer: std::sync::OnceLock::new(),
         }
     }
 
@@ -157,8 +188,61 @@ impl Pairing {
     }
 
     fn tell_watchers(&self) {
-        let msg = ServerMsg::Seeks { seeks: self.list() };
-        self.lobby.tell_watchers(&encode(&msg, None));
+        let seeks = self.list();
+        let open = !seeks.is_empty();
+        let bytes = encode(&ServerMsg::Seeks { seeks }, None);
+        self.lobby.tell_watchers(&bytes);
+        if let Some(observer) = self.observer.get() {
+            observer(&bytes, open);
+        }
+    }
+
+    /// Has `observer` told every change of the list (the `seeks` message, and whether any seek
+    /// is open): a cluster's pairing node tells the other nodes' watchers (once; later calls
+    /// are ignored).
+    pub fn observe(&self, observer: SeeksObserver) {
+        let _ = self.observer.set(observer);
+    }
+
+    /// A `seek` from `who`: the same checks as a room against that bot (or an open seat), then
+    /// [`Pairing::seek`].
+    pub fn request(
+        self: &Arc<Self>,
+        who: Who,
+        req: SeekRequest,
+        re: Option<&Value>,
+    ) -> Result<(), ProtoError> {
+        let other = match &req.bot {
+            Some(level) => SeatSpec::Bot { bot: level.clone() },
+            None => SeatSpec::Word("open".into()),
+        };
+        let me = SeatSpec::Word("me".into());
+        let params = self.lobby.check_params(
+            &req.game,
+            req.width,
+            req.height,
+            req.rule.as_deref(),
+            &me,
+            &other,
+            req.time_control.as_ref(),
+        )?;
+        let after = req.bot_after_ms.unwrap_or(15_000);
+        if after > 600_000 {
+            return Err(ProtoError::new(
+                ErrorCode::BadSeek,
+                "bot_after_ms must be at most 600000",
+            ));
+        }
+        let fallback = req.bot.map(|level| Fallback {
+            level,
+            after: Duration::from_millis(after),
+        });
+        let terms = SeekTerms {
+            rules: params.rules,
+            casual: req.casual,
+            time_control: params.time_control,
+        };
+        self.seek(who, terms, fallback, re)
     }
 
     /// `who` seeks a game on `terms`: paired at once with the oldest matching seek of another

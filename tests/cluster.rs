@@ -657,3 +657,45 @@ async fn a_rated_game_on_one_node_moves_the_rating_every_node_shows() {
         "{shown}"
     );
 }
+
+#[tokio::test]
+async fn seekers_on_different_nodes_are_paired() {
+    let Some(cluster) = Cluster::new("cluster_pairing", None) else {
+        return;
+    };
+    let (_node_a, a) = cluster.node("a");
+    let (_node_b, b) = cluster.node("b");
+    // Both nodes know the pairing node once their first lease round is done.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (mut dave, _) = hello(b, "dave").await;
+    dave.send(json!({"type": "watch_lobby", "id": 1})).await;
+    assert_eq!(dave.recv().await["type"], "room_list");
+    let (mut ann, _) = hello(a, "ann").await;
+    ann.send(json!({"type": "seek", "id": 1, "game": "caro"}))
+        .await;
+    let seeking = ann.recv().await;
+    assert_eq!(
+        (&seeking["type"], &seeking["re"]),
+        (&json!("seeking"), &json!(1)),
+        "{seeking}"
+    );
+    // B's lobby watcher sees the seek, wherever the pairing node is.
+    let seeks = dave.recv_skip(&["lobby_update"]).await;
+    assert_eq!(seeks["type"], "seeks", "{seeks}");
+    assert_eq!(seeks["seeks"][0]["name"], "ann", "{seeks}");
+    let (mut bob, _) = hello(b, "bob").await;
+    bob.send(json!({"type": "seek", "id": 2, "game": "caro"}))
+        .await;
+    let mut seats = Vec::new();
+    for c in [&mut ann, &mut bob] {
+        let paired = c.recv().await;
+        assert_eq!(paired["type"], "paired", "{paired}");
+        c.send(json!({"type": "join_room", "id": 3, "room_id": paired["room_id"]}))
+            .await;
+        let joined = c.recv_skip(&["room_update"]).await;
+        assert_eq!(joined["type"], "room_joined", "{joined}");
+        seats.push(joined["you"]["seat"].clone());
+    }
+    seats.sort_by_key(|s| s.to_string());
+    assert_eq!(seats, [json!("o"), json!("x")]);
+}

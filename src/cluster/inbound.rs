@@ -24,6 +24,12 @@ pub(super) async fn command(
 ) {
     let room: Arc<str> = cmd.room.as_str().into();
     let key = (room.clone(), Arc::<str>::from(from), cmd.conn);
+    if matches!(
+        cmd.op,
+        Op::Seek { .. } | Op::CancelSeek | Op::AcceptSeek { .. } | Op::ForgetSeeks
+    ) {
+        return pairing(server, link, key, cmd);
+    }
     let proxy = if matches!(cmd.op, Op::Disconnected) {
         match link.proxies.remove(&key) {
             Some((_, p)) => p.client,
@@ -111,6 +117,7 @@ pub(super) async fn command(
         }
         Op::Say { text, re } => entry.handle.send(RoomCmd::Say { who, text, re }).await,
         Op::Offer { kind, re } => entry.handle.send(RoomCmd::Offer { who, kind, re }).await,
+        Op::Seek { .. } | Op::CancelSeek | Op::AcceptSeek { .. } | Op::ForgetSeeks => return,
         Op::Respond { kind, accept, re } => {
             let cmd = RoomCmd::Respond {
                 who,
@@ -124,6 +131,43 @@ pub(super) async fn command(
     // A room that closed meanwhile dropped the reply (answered as gone above); a command
     // without one hears the error on its connection.
     if let (Err(e), false) = (sent, req != 0) {
+        proxy.send(encode_error(&e, re.as_ref()));
+    }
+}
+
+/// A seek command from a connection of another node, for this node's pairing (it pairs the
+/// cluster's seekers: docs/scaling.md, "Quick pairing"). The stand-in is the connection's for
+/// the pairing (room ""); `paired`, `seeking` and errors go back through it.
+fn pairing(server: &Arc<Server>, link: &Arc<Link>, key: ProxyKey, cmd: Cmd) {
+    let player: Arc<str> = cmd.player_id.as_str().into();
+    if matches!(cmd.op, Op::ForgetSeeks) {
+        if let Some((_, p)) = link.proxies.remove(&key) {
+            server.pairing.forget(p.client.conn_id);
+        }
+        return;
+    }
+    let proxy = link.proxy(key, player.clone(), || server.next_id());
+    let who = Who {
+        player_id: player,
+        name: cmd.name.into(),
+        client: proxy.clone(),
+    };
+    let result = match cmd.op {
+        Op::Seek { req, re } => server
+            .pairing
+            .request(who, req, re.as_ref())
+            .map_err(|e| (e, re)),
+        Op::AcceptSeek { seek_id, re } => server
+            .pairing
+            .accept(who, &seek_id, re.as_ref())
+            .map_err(|e| (e, re)),
+        Op::CancelSeek => {
+            server.pairing.cancel(&who.player_id);
+            Ok(())
+        }
+        _ => Ok(()),
+    };
+    if let Err((e, re)) = result {
         proxy.send(encode_error(&e, re.as_ref()));
     }
 }

@@ -74,6 +74,12 @@ pub struct Link {
     pub(crate) owners: DashMap<Arc<str>, Arc<str>, ahash::RandomState>,
     /// This node's connections in each room another node runs.
     pub(crate) members: DashMap<Arc<str>, HashSet<u64>, ahash::RandomState>,
+    /// The node that pairs seekers (docs/scaling.md, "Quick pairing"), as last read.
+    pub(crate) leader: parking_lot::RwLock<Option<Arc<str>>>,
+    /// The pairing node's `seeks` message as it last told it, while some are open.
+    pub(crate) remote_seeks: parking_lot::Mutex<Option<Utf8Bytes>>,
+    /// This node's connections with a seek on the pairing node.
+    pub(crate) seekers: DashMap<u64, (), ahash::RandomState>,
     /// The stand-ins here of other nodes' connections in this node's rooms.
     pub(crate) proxies: DashMap<inbound::ProxyKey, inbound::Proxied, ahash::RandomState>,
     metrics: Arc<Metrics>,
@@ -133,6 +139,9 @@ impl Link {
             owners: DashMap::default(),
             members: DashMap::default(),
             proxies: DashMap::default(),
+            leader: parking_lot::RwLock::new(None),
+            remote_seeks: parking_lot::Mutex::new(None),
+            seekers: DashMap::default(),
             metrics,
         });
         Ok((link, rx))
@@ -439,5 +448,68 @@ impl Link {
     /// Room `room` of this node closed: the stand-ins of other nodes' connections in it go.
     pub fn forget_room(&self, room: &str) {
         self.proxies.retain(|k, _| &*k.0 != room);
+    }
+
+    /// Whether another node pairs seekers (this one forwards its seeks there).
+    pub fn pairs_elsewhere(&self) -> bool {
+        self.leader.read().as_ref().is_some_and(|l| *l != self.node)
+    }
+
+    /// The pairing node's open seeks as it last told them (none open: `None`).
+    pub fn seeks(&self) -> Option<Utf8Bytes> {
+        self.remote_seeks.lock().clone()
+    }
+
+    /// Sends a seek command of `who` to the pairing node (its answers and `paired` come back
+    /// to the connection like a room's messages).
+    pub fn forward_pairing(&self, who: &crate::room::Who, op: Op) -> Result<(), ProtoError> {
+        let Some(leader) = self.leader.read().clone() else {
+            return Err(unavailable("is not known yet"));
+        };
+        let conn = who.client.conn_id;
+        match op {
+            Op::Seek { .. } => {
+                self.seekers.insert(conn, ());
+            }
+            Op::CancelSeek | Op::ForgetSeeks => {
+                self.seekers.remove(&conn);
+            }
+            _ => {}
+        }
+        let cmd = Cmd {
+            room: String::new(),
+            conn,
+            player_id: who.player_id.to_string(),
+            name: who.name.to_string(),
+            op,
+        };
+        let body = serde_json::to_vec(&cmd).unwrap_or_default();
+        let payload = wire::frame(format_args!("C {} 0", self.node), &body);
+        if !self.publish(self.names.inbox(&leader), payload) {
+            return Err(unavailable("cannot be reached now (the link is full)"));
+        }
+        Ok(())
+    }
+
+    /// This node's connection `conn` closed: its seek on the pairing node goes.
+    pub fn forget_seeker(&self, conn: u64, player_id: &Arc<str>) {
+        if self.seekers.remove(&conn).is_none() {
+            return;
+        }
+        let Some(leader) = self.leader.read().clone() else {
+            return;
+        };
+        let cmd = Cmd {
+            room: String::new(),
+            conn,
+            player_id: player_id.to_string(),
+            name: String::new(),
+            op: Op::ForgetSeeks,
+        };
+        let body = serde_json::to_vec(&cmd).unwrap_or_default();
+        self.publish(
+            self.names.inbox(&leader),
+            wire::frame(format_args!("C {} 0", self.node), &body),
+        );
     }
 }

@@ -30,6 +30,17 @@ pub fn start(server: &Arc<Server>, link: Arc<Link>, out: mpsc::Receiver<Out>) {
             teller.announce('G', &body);
         }
     }));
+    // The pairing node tells every node's lobby watchers its open seeks.
+    let teller = link.clone();
+    server.pairing.observe(Box::new(move |seeks, open| {
+        if teller.leader.read().as_deref() == Some(&*teller.node) {
+            let frame = wire::frame(
+                format_args!("Z {} {}", teller.node, u8::from(open)),
+                seeks.as_bytes(),
+            );
+            teller.publish(teller.names.lobby(), frame);
+        }
+    }));
     server.tracker.spawn(publisher(link.clone(), out));
     server.tracker.spawn(inbox(server.clone(), link.clone()));
     server
@@ -292,7 +303,15 @@ async fn on_frame(server: &Arc<Server>, link: &Arc<Link>, channel: &str, payload
                 Err(e) => tracing::warn!("cluster: a ratings frame that does not parse: {e}"),
             }
         }
-        ('U' | 'O' | 'L' | 'T' | 'G', _) => {}
+        ('Z', [node, open]) if *node != &*link.node => {
+            let Ok(text) = std::str::from_utf8(body) else {
+                return;
+            };
+            let seeks = Utf8Bytes::from(text.to_string());
+            *link.remote_seeks.lock() = (*open == "1").then(|| seeks.clone());
+            server.lobby.tell_watchers(&seeks);
+        }
+        ('U' | 'O' | 'L' | 'T' | 'G' | 'Z', _) => {}
         _ => tracing::warn!(channel, %kind, "cluster: an unknown frame"),
     }
 }

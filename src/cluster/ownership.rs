@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::inbound::{Proxied, ProxyKey};
 use super::{node, wire, Link};
+use crate::protocol::{encode, ServerMsg};
 use crate::room::{RoomCmd, RoomHandle};
 use crate::store::StoreEvent;
 use crate::Server;
@@ -70,6 +71,62 @@ pub(super) async fn leases(server: Arc<Server>, link: Arc<Link>) {
                 _ => {}
             }
         }
+        pairing_lease(&server, &link).await;
+    }
+}
+
+/// The pairing node's lease (docs/scaling.md, "Quick pairing"): renewed by the node that holds
+/// it, taken by any node when it is gone; every node notes who holds it. When it moves, the
+/// seeks this node's connections had on the old pairing node are gone: they hear
+/// `seek_cancelled` (and seek again), and its watchers an empty `seeks`.
+async fn pairing_lease(server: &Server, link: &Link) {
+    let key = link.names.pairing();
+    let lease_ms = link.lease.as_millis() as u64;
+    let mut redis = link.redis.clone();
+    let mine = link.leader.read().as_deref() == Some(&*link.node);
+    if mine {
+        let _: redis::RedisResult<i64> = redis::cmd("EVAL")
+            .arg(RENEW)
+            .arg(1)
+            .arg(&key)
+            .arg(&*link.node)
+            .arg(lease_ms)
+            .query_async(&mut redis)
+            .await;
+    }
+    let _: redis::RedisResult<Option<String>> = redis::cmd("SET")
+        .arg(&key)
+        .arg(&*link.node)
+        .arg("NX")
+        .arg("PX")
+        .arg(lease_ms)
+        .query_async(&mut redis)
+        .await;
+    let Ok(now) = redis::cmd("GET")
+        .arg(&key)
+        .query_async::<Option<String>>(&mut redis)
+        .await
+    else {
+        return;
+    };
+    let now: Option<Arc<str>> = now.map(Into::into);
+    let before = std::mem::replace(&mut *link.leader.write(), now.clone());
+    if before.is_none() || before == now {
+        return;
+    }
+    tracing::info!(leader = ?now, "cluster: the pairing node changed");
+    let cancelled = encode(&ServerMsg::SeekCancelled {}, None);
+    let seekers: Vec<u64> = link.seekers.iter().map(|e| *e.key()).collect();
+    link.seekers.clear();
+    for conn in seekers {
+        if let Some(c) = server.connection(conn) {
+            c.send(cancelled.clone());
+        }
+    }
+    if link.remote_seeks.lock().take().is_some() {
+        server
+            .lobby
+            .tell_watchers(&encode(&ServerMsg::Seeks { seeks: Vec::new() }, None));
     }
 }
 

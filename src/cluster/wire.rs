@@ -16,6 +16,10 @@
 //! - `U node-a` + [`LobbyChange`] as JSON: rooms node-a runs that opened or changed, and those
 //!   that closed.
 //! - `O node-a` + a room id: node-a now runs the room (it took it over).
+//! - `L node-a` + a player id: the account logged out everywhere.
+//! - `T node-a` + a token hash: the session resumed on node-a.
+//! - `G node-a` + rating rows as JSON: a rated game's new ratings.
+//! - `Z node-a 1` + a `seeks` message: the open seeks of the pairing node (1: some, 0: none).
 
 use std::sync::Arc;
 
@@ -23,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::pairing::SeekRequest;
 use crate::protocol::{ErrorCode, JoinAs, OfferKind, ProtoError, Seat};
 
 /// The names of a cluster's channels and keys, all under its namespace (`cluster.namespace`,
@@ -56,6 +61,10 @@ impl Names {
     /// The hash of the unfinished rooms a player created (room id to its matchup).
     pub fn claims(&self, player: &str) -> String {
         format!("{}:player:{player}:rooms", self.ns)
+    }
+    /// The pairing node's lease: its value is the node that pairs seekers.
+    pub fn pairing(&self) -> String {
+        format!("{}:pairing", self.ns)
     }
     /// A node's heartbeat key, renewed with its leases.
     pub fn alive_key(&self, node: &str) -> String {
@@ -158,6 +167,24 @@ pub enum Op {
         /// Message id.
         re: Option<Value>,
     },
+    /// A `seek`, for the pairing node (the command's `room` is empty, as for the others below).
+    Seek {
+        /// What it asks.
+        req: SeekRequest,
+        /// Message id.
+        re: Option<Value>,
+    },
+    /// A `cancel_seek`.
+    CancelSeek,
+    /// An `accept_seek`.
+    AcceptSeek {
+        /// Which.
+        seek_id: String,
+        /// Message id.
+        re: Option<Value>,
+    },
+    /// The seeking connection closed.
+    ForgetSeeks,
 }
 
 impl Op {
@@ -170,8 +197,10 @@ impl Op {
             | Op::Sync { re, .. }
             | Op::Say { re, .. }
             | Op::Offer { re, .. }
-            | Op::Respond { re, .. } => re.as_ref(),
-            Op::Leave | Op::Reconnect | Op::Disconnected => None,
+            | Op::Respond { re, .. }
+            | Op::Seek { re, .. }
+            | Op::AcceptSeek { re, .. } => re.as_ref(),
+            Op::Leave | Op::Reconnect | Op::Disconnected | Op::CancelSeek | Op::ForgetSeeks => None,
         }
     }
 }

@@ -2,17 +2,15 @@
 //! lobby's messages here and the room's forwarded to the room.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::Value;
 
 use super::Conn;
 use crate::client::CLOSE_TAKEN_OVER;
+use crate::cluster::wire::Op;
 use crate::lobby::Session;
-use crate::pairing::{Fallback, SeekTerms};
-use crate::protocol::{
-    encode, ClientMsg, ErrorCode, ProtoError, SeatSpec, ServerMsg, PROTOCOL_VERSION,
-};
+use crate::pairing::SeekRequest;
+use crate::protocol::{encode, ClientMsg, ErrorCode, ProtoError, ServerMsg, PROTOCOL_VERSION};
 use crate::room::{RoomCmd, RoomHandle, SeatKind, Who};
 
 impl Conn {
@@ -83,6 +81,9 @@ impl Conn {
                 if !self.server.pairing.is_empty() {
                     let seeks = self.server.pairing.list();
                     self.client.send(encode(&ServerMsg::Seeks { seeks }, None));
+                } else if let Some(seeks) = self.server.lobby.cluster().and_then(|l| l.seeks()) {
+                    // The pairing node's open seeks, as it last told them.
+                    self.client.send(seeks);
                 }
             }
             ClientMsg::UnwatchLobby {} => {
@@ -175,48 +176,54 @@ impl Conn {
                 bot_after_ms,
                 time_control,
             } => {
-                // The same checks as a room against that bot (or an open seat).
-                let other = match &bot {
-                    Some(level) => SeatSpec::Bot { bot: level.clone() },
-                    None => SeatSpec::Word("open".into()),
-                };
-                let me = SeatSpec::Word("me".into());
-                let params = self.server.lobby.check_params(
-                    &game,
+                let req = SeekRequest {
+                    game,
                     width,
                     height,
-                    rule.as_deref(),
-                    &me,
-                    &other,
-                    time_control.as_ref(),
-                )?;
-                let after = bot_after_ms.unwrap_or(15_000);
-                if after > 600_000 {
-                    return Err(ProtoError::new(
-                        ErrorCode::BadSeek,
-                        "bot_after_ms must be at most 600000",
-                    ));
-                }
-                let fallback = bot.map(|level| Fallback {
-                    level,
-                    after: Duration::from_millis(after),
-                });
-                let terms = SeekTerms {
-                    rules: params.rules,
+                    rule,
                     casual,
-                    time_control: params.time_control,
+                    bot,
+                    bot_after_ms,
+                    time_control,
                 };
-                self.server
-                    .pairing
-                    .seek(self.who(&session), terms, fallback, re)?;
+                let who = self.who(&session);
+                // In a cluster one node pairs everyone (docs/scaling.md, "Quick pairing").
+                match self.server.lobby.cluster() {
+                    Some(link) if link.pairs_elsewhere() => {
+                        link.forward_pairing(
+                            &who,
+                            Op::Seek {
+                                req,
+                                re: re.cloned(),
+                            },
+                        )?;
+                    }
+                    _ => self.server.pairing.request(who, req, re)?,
+                }
             }
             ClientMsg::CancelSeek {} => {
-                self.server.pairing.cancel(&session.player_id);
+                match self.server.lobby.cluster() {
+                    Some(link) if link.pairs_elsewhere() => {
+                        link.forward_pairing(&self.who(&session), Op::CancelSeek)?;
+                    }
+                    _ => {
+                        self.server.pairing.cancel(&session.player_id);
+                    }
+                }
                 reply(ServerMsg::SeekCancelled {});
             }
             ClientMsg::AcceptSeek { seek_id } => {
                 let who = self.who(&session);
-                self.server.pairing.accept(who, &seek_id, re)?;
+                match self.server.lobby.cluster() {
+                    Some(link) if link.pairs_elsewhere() => {
+                        let op = Op::AcceptSeek {
+                            seek_id,
+                            re: re.cloned(),
+                        };
+                        link.forward_pairing(&who, op)?;
+                    }
+                    _ => self.server.pairing.accept(who, &seek_id, re)?,
+                }
             }
             ClientMsg::Offer { room_id, kind } => {
                 let who = self.who(&session);

@@ -318,6 +318,9 @@ impl Conn {
         self.server.lobby.unwatch(self.client.conn_id);
         self.server.pairing.forget(self.client.conn_id);
         if let Some(session) = &self.session {
+            if let Some(link) = self.server.lobby.cluster() {
+                link.forget_seeker(self.client.conn_id, &session.player_id);
+            }
             session.detach(self.client.conn_id);
             for (_, handle) in self.rooms.drain() {
                 let _ = handle
