@@ -50,6 +50,7 @@ pub fn start(server: &Arc<Server>, link: Arc<Link>, out: mpsc::Receiver<Out>) {
 }
 
 /// One frame to publish, and the connections of a delivery.
+#[derive(Debug, PartialEq)]
 enum Group {
     Deliver {
         node: Arc<str>,
@@ -62,6 +63,44 @@ enum Group {
     },
 }
 
+/// The frames for `outs`, in order: the deliveries of the same bytes (the same serialization,
+/// by address) to connections of the same node join the first such frame, unless a connection
+/// already has a later message in the batch (its order must not change).
+fn group(outs: impl Iterator<Item = Out>) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    // The open delivery group of each (node, bytes), and each connection's last group.
+    let mut open: HashMap<(Arc<str>, usize, usize), usize> = HashMap::new();
+    let mut last: HashMap<(Arc<str>, u64), usize> = HashMap::new();
+    for out in outs {
+        match out {
+            Out::Deliver { node, conn, bytes } => {
+                let key = (node.clone(), bytes.as_str().as_ptr() as usize, bytes.len());
+                let before = last.get(&(node.clone(), conn)).copied();
+                match open.get(&key) {
+                    Some(&g) if before.map_or(true, |b| b < g) => {
+                        if let Group::Deliver { conns, .. } = &mut groups[g] {
+                            conns.push(conn);
+                        }
+                        last.insert((node, conn), g);
+                    }
+                    _ => {
+                        let g = groups.len();
+                        open.insert(key, g);
+                        last.insert((node.clone(), conn), g);
+                        groups.push(Group::Deliver {
+                            node,
+                            bytes,
+                            conns: vec![conn],
+                        });
+                    }
+                }
+            }
+            Out::Frame { channel, payload } => groups.push(Group::Frame { channel, payload }),
+        }
+    }
+    groups
+}
+
 /// Sends what the node queued, in order, a batch per round trip. The same bytes for several
 /// connections of one node go as one frame (a room's event is serialized once and sent once per
 /// node), as long as no connection's own order changes.
@@ -69,41 +108,7 @@ async fn publisher(link: Arc<Link>, mut rx: mpsc::Receiver<Out>) {
     let mut redis = link.redis.clone();
     let mut buf = Vec::with_capacity(BATCH);
     while rx.recv_many(&mut buf, BATCH).await > 0 {
-        let mut groups: Vec<Group> = Vec::new();
-        // The open delivery group of each (node, bytes), and each connection's last group.
-        let mut open: HashMap<(usize, usize, usize), usize> = HashMap::new();
-        let mut last: HashMap<(Arc<str>, u64), usize> = HashMap::new();
-        for out in buf.drain(..) {
-            match out {
-                Out::Deliver { node, conn, bytes } => {
-                    let key = (
-                        node.as_ptr() as usize,
-                        bytes.as_str().as_ptr() as usize,
-                        bytes.len(),
-                    );
-                    let before = last.get(&(node.clone(), conn)).copied();
-                    match open.get(&key) {
-                        Some(&g) if before.map_or(true, |b| b < g) => {
-                            if let Group::Deliver { conns, .. } = &mut groups[g] {
-                                conns.push(conn);
-                            }
-                            last.insert((node, conn), g);
-                        }
-                        _ => {
-                            let g = groups.len();
-                            open.insert(key, g);
-                            last.insert((node.clone(), conn), g);
-                            groups.push(Group::Deliver {
-                                node,
-                                bytes,
-                                conns: vec![conn],
-                            });
-                        }
-                    }
-                }
-                Out::Frame { channel, payload } => groups.push(Group::Frame { channel, payload }),
-            }
-        }
+        let groups = group(buf.drain(..));
         let mut pipe = redis::pipe();
         for g in groups {
             match g {
@@ -331,5 +336,56 @@ pub(super) fn moved(server: &Server, link: &Link, room: &str, node: Arc<str>) {
     link.owners.insert(room.into(), node);
     if let Some((_, conns)) = link.members.remove(room) {
         close_conns(server, conns, "the room moved to another node; reconnect");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deliver(node: &str, conn: u64, bytes: &Utf8Bytes) -> Out {
+        Out::Deliver {
+            node: node.into(),
+            conn,
+            bytes: bytes.clone(),
+        }
+    }
+
+    fn frame(node: &str, bytes: &Utf8Bytes, conns: &[u64]) -> Group {
+        Group::Deliver {
+            node: node.into(),
+            bytes: bytes.clone(),
+            conns: conns.to_vec(),
+        }
+    }
+
+    #[test]
+    fn an_event_goes_once_per_node_and_no_connection_changes_order() {
+        // One event's bytes to members on nodes b and c, interleaved as a room's members are;
+        // equal text serialized apart is another message; then the next event.
+        let ev1 = Utf8Bytes::from(r#"{"type":"move","seq":1}"#.to_string());
+        let copy = Utf8Bytes::from(r#"{"type":"move","seq":1}"#.to_string());
+        let ev2 = Utf8Bytes::from(r#"{"type":"move","seq":2}"#.to_string());
+        let outs = vec![
+            deliver("b", 1, &ev1),
+            deliver("c", 7, &ev1),
+            deliver("b", 2, &ev1),
+            deliver("c", 8, &ev1),
+            deliver("b", 3, &copy),
+            deliver("b", 1, &ev2),
+            deliver("b", 2, &ev2),
+            // Connection 3 already has a message after ev1's frame: it cannot join it.
+            deliver("b", 3, &ev1),
+        ];
+        assert_eq!(
+            group(outs.into_iter()),
+            [
+                frame("b", &ev1, &[1, 2]),
+                frame("c", &ev1, &[7, 8]),
+                frame("b", &copy, &[3]),
+                frame("b", &ev2, &[1, 2]),
+                frame("b", &ev1, &[3]),
+            ]
+        );
     }
 }

@@ -255,10 +255,11 @@ async fn write_batch(
     for (room, fence) in raised {
         fences.insert(room.to_string(), fence);
     }
+    // A room lost keeps its stale fence, so its later events are refused too, until it closes
+    // (`release_room`) or this node takes it again (a new fence).
     for (room, holds) in checked {
         if !holds {
             tracing::warn!(room, "a commit was fenced off: another node owns the room");
-            fences.remove(room);
         }
     }
     Ok(fenced)

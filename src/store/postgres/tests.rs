@@ -397,3 +397,46 @@ fn after_its_connections_are_dropped_the_store_commits_again_on_new_ones() {
     let g = store.game("g").unwrap().unwrap();
     assert_eq!(g.moves.last().map(|m| m.seq), Some(seq), "{g:?}");
 }
+
+#[test]
+fn a_node_whose_room_another_node_took_commits_nothing_more_for_it() {
+    let Some(url) = fresh_database("fenced_commits") else {
+        return;
+    };
+    // Two nodes' stores on one database.
+    let (a, b) = (
+        PostgresStore::open(&url).unwrap(),
+        PostgresStore::open(&url).unwrap(),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let commit = |store: &PostgresStore, e: StoreEvent| rt.block_on(store.record(e).wait());
+    let owner = |node: &str| StoreEvent::Owner {
+        room_id: "g".into(),
+        node: node.into(),
+    };
+    commit(&a, owner("a")).unwrap();
+    commit(&a, created("g", "p1", false, TimeControl::None)).unwrap();
+    commit(&a, mv("g", 1, [7, 7], None)).unwrap();
+    // Node b takes the room over (its fence is raised past a's), and plays on.
+    commit(&b, owner("b")).unwrap();
+    commit(&b, mv("g", 2, [8, 8], None)).unwrap();
+    // a, paused meanwhile, wakes up and tries to commit a move of its own: refused, and so is
+    // everything else it has for the room; an event of another room in the same batch is not.
+    let late = a.record(mv("g", 2, [0, 0], None));
+    let other = a.record(StoreEvent::Session {
+        token_hash: "h9".into(),
+        player_id: "p9".into(),
+        name: "Zed".into(),
+    });
+    let err = rt.block_on(late.wait()).unwrap_err();
+    assert!(err.to_string().contains("fenced"), "{err}");
+    rt.block_on(other.wait()).unwrap();
+    let err = commit(&a, mv("g", 3, [1, 1], None)).unwrap_err();
+    assert!(err.to_string().contains("fenced"), "{err}");
+    commit(&b, mv("g", 3, [9, 9], None)).unwrap();
+    let g = b.game("g").unwrap().unwrap();
+    let cells: Vec<_> = g.moves.iter().map(|m| (m.seq, m.x, m.y)).collect();
+    assert_eq!(cells, [(1, 7, 7), (2, 8, 8), (3, 9, 9)], "{g:?}");
+}
