@@ -8,7 +8,11 @@
 //! - [`vct`]: the threat-space search (fours and threes) by df-pn;
 //! - [`tt`]: the transposition table;
 //! - [`score`]: the [`Score`] type, evaluations and distances to a win;
-//! - [`negamax`]: iterative deepening, aspiration windows, principal variation search;
+//! - [`negamax`]: the alpha-beta search (principal variation search, the pruning), its tables
+//!   and the state of a search in progress;
+//! - `deepening`: iterative deepening and aspiration windows, after the threat searches at the
+//!   root (private);
+//! - `smp`: the helper threads of a multi-threaded search, Lazy SMP (private);
 //! - [`weights`]: the evaluation's level and class values, built in from `weights.txt`;
 //! - [`time`]: the clock's share for a move and how stability scales it;
 //! - [`eval`]: the static evaluation (a method of the search in progress, and its threat
@@ -18,12 +22,14 @@
 //! `docs/engine.md` explains the design and cites the sources. Nothing here allocates per node,
 //! blocks, or does I/O.
 
+mod deepening;
 pub mod eval;
 pub mod negamax;
 mod ordering;
 pub mod pattern;
 pub mod position;
 pub mod score;
+mod smp;
 pub mod threats;
 pub mod time;
 pub mod tt;

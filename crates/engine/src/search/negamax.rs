@@ -1,9 +1,11 @@
-//! The main search: iterative deepening (chessprogramming.org/Iterative_Deepening) with
-//! aspiration windows, negamax alpha-beta with principal variation search
+//! The main search: negamax alpha-beta with principal variation search
 //! (chessprogramming.org/Principal_Variation_Search), a transposition table, null-move pruning,
-//! late move reductions and move-count pruning. Which moves a node tries and in what order is
-//! `ordering`'s (TT move, threat value, killers, history); the leaves'
-//! value is `eval`'s (both private modules of `search`).
+//! late move reductions and move-count pruning, and the state it runs with: the [`Searcher`]'s
+//! tables kept from search to search, each thread's `Stack`, and `Run`, one search in
+//! progress. Which moves a node tries and in what order is `ordering`'s (TT move, threat value,
+//! killers, history); the leaves' value is `eval`'s; the iterations that call the search, with
+//! the threat searches at the root before them, are `deepening`'s; the threads of a
+//! multi-threaded search are `smp`'s (all private modules of `search`).
 //!
 //! Gomoku-specific pruning keeps the tree narrow, as every strong gomoku engine does:
 //! - a side that can make five does so (the node is scored as a win at once);
@@ -14,18 +16,14 @@
 //! - candidate moves are empty cells within two cells of a stone.
 //!
 //! (The last three are applied by move generation, in `ordering`.)
-//!
-//! Before the main search a VCF solver ([`threats::Vcf`]) looks for a forced win by fours, then
-//! the threat-space search ([`vct`](super::vct)) for one by fours and threes.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::ordering::{pick, History};
 use super::position::{Position, C_FLEX4, C_FOUR_THREE, C_WIN};
-use super::threats::{self, Vcf};
-use super::time::Stability;
+use super::smp::Shared;
+use super::threats;
 use super::tt::{self, Bound, Table};
 use super::vct::Dfpn;
 use super::{Limits, Score, SearchInfo, SearchResult};
@@ -34,14 +32,9 @@ use crate::{Board, Move, Status};
 /// Deepest ply the search reaches (iterations plus extensions).
 pub const MAX_PLY: usize = 96;
 /// Above any score: the bound of a full window.
-const INF: Score = Score::new(Score::WIN.get() + 1);
+pub(super) const INF: Score = Score::new(Score::WIN.get() + 1);
 /// No move (an empty slot of the move tables).
 pub(super) const NO_MOVE: u16 = u16::MAX;
-/// Node budget of the threat-space search at the root when the search has neither a node nor a
-/// time limit (a fixed-depth search).
-const VCT_NODES: u64 = 60_000;
-/// A `max_depth` from which a search counts as limited by its clock alone.
-const UNBOUNDED_DEPTH: u8 = 32;
 /// Share of a time budget the threat-space search may use.
 const VCT_TIME_NUM: u32 = 1;
 const VCT_TIME_DEN: u32 = 2;
@@ -50,9 +43,6 @@ const LMR_K: f32 = 0.6;
 /// The constant part of a late move reduction (formerly 0.4: see docs/engine.md, "Changes
 /// accepted by SPRT").
 const LMR_BASE: f32 = 0.8;
-/// Half-width of the first aspiration window, widened fourfold on each fail. Scores move by a
-/// few hundred from one iteration to the next: ±60 failed on most iterations.
-const ASPIRATION: i32 = 150;
 /// Move-count pruning: at any node but the root, quiet moves from index `LMP_BASE + depth^2 / 2`
 /// on.
 const LMP_BASE: usize = 3;
@@ -83,13 +73,13 @@ fn game_salt(board: &Board) -> u64 {
 /// table, shared by every search thread, the threat-space solver (the main thread's), and one
 /// [`Stack`] per thread.
 pub struct Searcher {
-    tt: Table,
+    pub(super) tt: Table,
     /// The main thread's ordering statistics and move lists.
-    main: Stack,
+    pub(super) main: Stack,
     /// The helper threads' own (Lazy SMP: `threads - 1` of them; empty with one thread).
-    helpers: Vec<Stack>,
+    pub(super) helpers: Vec<Stack>,
     /// The threat-space solver and its table of proofs.
-    dfpn: Dfpn,
+    pub(super) dfpn: Dfpn,
     /// The board size of the threat-space solver's last search: its table and move cache are
     /// keyed by stones, rule and attacker, not by size, and a board's edges change what the
     /// same stones threaten (and a move cached as a padded index means another cell on another
@@ -103,8 +93,8 @@ pub struct Searcher {
 pub(super) struct Stack {
     pub(super) history: History,
     pub(super) killers: [[u16; 2]; MAX_PLY],
-    pv: Vec<[u16; MAX_PLY]>,
-    pv_len: [usize; MAX_PLY],
+    pub(super) pv: Vec<[u16; MAX_PLY]>,
+    pub(super) pv_len: [usize; MAX_PLY],
     moves: Vec<Vec<(u16, i32)>>,
     /// History updates (side, cell, old value, new value) made while some node searches its
     /// transposition-table move before generating its other moves (see [`Run::tt_move_first`]):
@@ -143,67 +133,36 @@ impl Stack {
     }
 }
 
-/// What the threads of one multi-threaded search share besides the table (Lazy SMP).
-struct Shared {
-    /// Raised when the search is over (the main thread has its answer, or a helper finished
-    /// the last iteration): every thread stops at its next poll.
-    done: AtomicBool,
-    /// Nodes of all threads, each adding its own at every poll (for the node limit and the
-    /// reports; exact once the threads are joined).
-    nodes: AtomicU64,
-    /// The iteration the main thread is in: a helper searches deeper than that.
-    main_depth: AtomicU8,
-    /// The deepest iteration a helper completed, with its result.
-    helper_best: Mutex<Option<HelperResult>>,
-}
-
-/// Raises `Shared::done` when dropped.
-struct DoneOnDrop<'a>(&'a AtomicBool);
-
-impl Drop for DoneOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-}
-
-/// A helper thread's completed iteration.
-struct HelperResult {
-    depth: u8,
-    best: u16,
-    score: Score,
-    pv: Vec<u16>,
-}
-
 /// One search in progress: the position and the limits.
 pub(super) struct Run<'a> {
     pub(super) s: &'a mut Stack,
     tt: &'a Table,
     /// The threat-space solver: the main thread's, `None` in a helper.
-    dfpn: Option<&'a mut Dfpn>,
+    pub(super) dfpn: Option<&'a mut Dfpn>,
     /// With more than one thread, what they share; `None` in a single-threaded search, which
     /// then runs exactly as it did before threads.
-    shared: Option<&'a Shared>,
+    pub(super) shared: Option<&'a Shared>,
     /// 0 for the main thread, 1.. for the helpers.
-    thread: usize,
+    pub(super) thread: usize,
     /// This thread's nodes already added to `shared.nodes`.
-    published: u64,
+    pub(super) published: u64,
     pub(super) pos: Position,
-    stop: &'a AtomicBool,
-    start: Instant,
+    pub(super) stop: &'a AtomicBool,
+    pub(super) start: Instant,
     /// When the search stops, even mid-iteration: `time_max` if given, else `time`.
-    deadline: Option<Instant>,
+    pub(super) deadline: Option<Instant>,
     /// The optimum time to scale by the answer's stability, when a `time_max` allows more.
-    optimum: Option<Duration>,
-    node_limit: u64,
-    nodes: u64,
+    pub(super) optimum: Option<Duration>,
+    pub(super) node_limit: u64,
+    pub(super) nodes: u64,
     /// Node count at which to look at the clock and the stop flag next (every ~1024 nodes).
     next_poll: u64,
-    aborted: bool,
+    pub(super) aborted: bool,
     /// When the threat-space search must give the main search its turn (a fifth of the time).
-    vct_deadline: Option<Instant>,
+    pub(super) vct_deadline: Option<Instant>,
     pub(super) small: bool,
     /// The root move that last raised alpha in the current iteration, with its score.
-    root_best: Option<(u16, Score)>,
+    pub(super) root_best: Option<(u16, Score)>,
 }
 
 /// The most search threads an engine runs (more are clamped to it).
@@ -245,7 +204,7 @@ impl Searcher {
 
     /// Readies the tables for a search of `board`: a new table generation and salt, the
     /// statistics of every thread aged, the threat-space table cleared on another board size.
-    fn prepare(&mut self, board: &Board) {
+    pub(super) fn prepare(&mut self, board: &Board) {
         let len = board.cells().len();
         self.main.prepare(len);
         for h in &mut self.helpers {
@@ -292,78 +251,6 @@ impl Searcher {
         Some(self.search_threads(board, limits, stop, info))
     }
 
-    /// Lazy SMP (chessprogramming.org/Lazy_SMP): the helper threads search the same root with
-    /// their own statistics, deeper than the main thread's iteration, and share only the
-    /// transposition table, whose entries make the main thread's iterations cheaper. The main
-    /// thread runs the search as a single thread would (threat searches first, the clock, the
-    /// reports); the result is its own, unless a helper completed a deeper iteration, whose
-    /// answer is then played (docs/engine.md, "Threads (Lazy SMP)").
-    fn search_threads(
-        &mut self,
-        board: &Board,
-        limits: &Limits,
-        stop: &AtomicBool,
-        info: &mut dyn FnMut(&SearchInfo),
-    ) -> SearchResult {
-        self.prepare(board);
-        let shared = Shared {
-            done: AtomicBool::new(false),
-            nodes: AtomicU64::new(0),
-            main_depth: AtomicU8::new(0),
-            helper_best: Mutex::new(None),
-        };
-        let Searcher {
-            tt,
-            main,
-            helpers,
-            dfpn,
-            ..
-        } = self;
-        let tt = &*tt;
-        let shared = &shared;
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = helpers
-                .iter_mut()
-                .enumerate()
-                .map(|(i, stack)| {
-                    scope.spawn(move || {
-                        let mut run =
-                            Run::new(stack, tt, None, Some(shared), i + 1, board, limits, stop);
-                        run.iterate_helper(limits);
-                        run.nodes
-                    })
-                })
-                .collect();
-            // Raised however the main thread leaves (a panic too), so the scope's join of the
-            // helpers never waits for searches nobody will use.
-            let over = DoneOnDrop(&shared.done);
-            let mut run = Run::new(main, tt, Some(dfpn), Some(shared), 0, board, limits, stop);
-            let mut best = run.iterate(limits, info);
-            drop(over);
-            let mut nodes = run.nodes;
-            for h in handles {
-                nodes += h
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            }
-            let helper = shared
-                .helper_best
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take();
-            // A win the main thread proved (a five, a VCF, a threat-space proof or a mate
-            // its search found) stands; otherwise the deepest completed iteration is played.
-            if let Some(h) = helper.filter(|h| h.depth > best.depth && !best.score.is_win()) {
-                best = run.result(h.best, h.score, h.depth, &h.pv);
-                best.nodes = nodes;
-                run.report(&best, info);
-            }
-            best.nodes = nodes;
-            best.elapsed = run.elapsed();
-            best
-        })
-    }
-
     /// See [`Engine::sane_candidates`](super::Engine::sane_candidates).
     pub fn sane_candidates(&mut self, board: &Board, n: usize) -> Vec<Move> {
         if board.status() != Status::Ongoing {
@@ -394,7 +281,7 @@ impl Searcher {
 
 impl<'a> Run<'a> {
     #[allow(clippy::too_many_arguments)]
-    fn new(
+    pub(super) fn new(
         s: &'a mut Stack,
         tt: &'a Table,
         dfpn: Option<&'a mut Dfpn>,
@@ -432,20 +319,8 @@ impl<'a> Run<'a> {
 }
 
 impl Run<'_> {
-    fn elapsed(&self) -> Duration {
-        self.start.elapsed()
-    }
-
-    /// Nodes searched so far: this thread's, and with threads the others' as last published.
-    fn total_nodes(&self) -> u64 {
-        match self.shared {
-            None => self.nodes,
-            Some(sh) => sh.nodes.load(Ordering::Relaxed) + (self.nodes - self.published),
-        }
-    }
-
     /// Adds this thread's new nodes to the shared count; all threads' nodes so far.
-    fn publish(&mut self) -> u64 {
+    pub(super) fn publish(&mut self) -> u64 {
         match self.shared {
             None => self.nodes,
             Some(sh) => {
@@ -469,312 +344,7 @@ impl Run<'_> {
         }
     }
 
-    fn result(&self, best: u16, score: Score, depth: u8, pv: &[u16]) -> SearchResult {
-        let pv: Vec<Move> = pv.iter().map(|&m| self.pos.move_at(m as usize)).collect();
-        SearchResult {
-            best: self.pos.move_at(best as usize),
-            score,
-            depth,
-            nodes: self.total_nodes(),
-            pv,
-            elapsed: self.elapsed(),
-        }
-    }
-
-    fn report(&self, r: &SearchResult, info: &mut dyn FnMut(&SearchInfo)) {
-        let secs = r.elapsed.as_secs_f64();
-        info(&SearchInfo {
-            depth: r.depth,
-            score: r.score,
-            nodes: r.nodes,
-            nps: if secs > 0.0 {
-                (r.nodes as f64 / secs) as u64
-            } else {
-                0
-            },
-            elapsed: r.elapsed,
-            pv: r.pv.clone(),
-        });
-    }
-
-    fn iterate(&mut self, limits: &Limits, info: &mut dyn FnMut(&SearchInfo)) -> SearchResult {
-        let root = self.root_moves();
-        let first = match root.first() {
-            Some(m) => m.0,
-            // Every move loses at once: block one of the fives anyway.
-            None => self.any_move(),
-        };
-        // A win on the board now needs no search.
-        if root.len() == 1 && root[0].1 == i32::MAX {
-            let r = self.result(first, Score::win_in(1), 1, &[first]);
-            self.report(&r, info);
-            return r;
-        }
-        let mut best = self.result(first, Score::ZERO, 0, &[first]);
-
-        // A forced win by fours is a proof: play it without the main search.
-        if self.pos.size() > 25 {
-            let budget = (self.node_limit / 4).min(30_000);
-            // The solver cannot be told about the helpers' nodes: with threads its budget is
-            // counted as spent while it runs, so the helpers keep within what remains.
-            if let Some(sh) = self.shared {
-                sh.nodes.fetch_add(budget, Ordering::Relaxed);
-            }
-            let mut vcf = Vcf::new(budget, self.pos_k());
-            let found = vcf.solve(&mut self.pos, 24);
-            self.nodes += vcf.nodes;
-            if let Some(sh) = self.shared {
-                sh.nodes.fetch_sub(budget, Ordering::Relaxed);
-                self.publish();
-            }
-            if let Some((m, plies)) = found {
-                let r = self.result(
-                    m as u16,
-                    Score::win_in(plies as usize),
-                    plies.min(255) as u8,
-                    &[m as u16],
-                );
-                self.report(&r, info);
-                return r;
-            }
-        }
-
-        // Then a win by threes and fours (threat-space search), within a share of the budget.
-        if self.pos.size() > 25 {
-            let share = if self.node_limit != u64::MAX {
-                (self.node_limit * 3 / 4).min(VCT_NODES * 8)
-            } else if self.deadline.is_some() && limits.max_depth >= UNBOUNDED_DEPTH {
-                u64::MAX // the clock decides
-            } else {
-                // A depth-limited search (a weaker bot level, a bench) stays cheap.
-                VCT_NODES
-            };
-            // With threads, the solver's nodes are published as it goes (so the helpers stop
-            // at the budget), and the helpers' count against its budget too.
-            let mut vct_published = 0;
-            let Run {
-                dfpn,
-                pos,
-                stop,
-                shared,
-                deadline,
-                vct_deadline,
-                node_limit,
-                ..
-            } = self;
-            let dfpn = dfpn.as_deref_mut().expect("the main thread has the solver");
-            let mut out = |n| {
-                stop.load(Ordering::Relaxed)
-                    || shared.is_some_and(|sh| {
-                        let new = n - vct_published;
-                        vct_published = n;
-                        sh.done.load(Ordering::Relaxed)
-                            || sh.nodes.fetch_add(new, Ordering::Relaxed) + new >= *node_limit
-                    })
-                    || [*deadline, *vct_deadline]
-                        .iter()
-                        .flatten()
-                        .any(|&d| Instant::now() >= d)
-            };
-            let found = dfpn.solve(pos, share, &mut out);
-            self.nodes += dfpn.nodes;
-            self.published += vct_published;
-            if let Some((m, plies)) = found {
-                let r = self.result(m as u16, Score::win_in(plies as usize), 1, &[m as u16]);
-                self.report(&r, info);
-                return r;
-            }
-            if self.stop.load(Ordering::Relaxed)
-                || self
-                    .shared
-                    .is_some_and(|sh| sh.done.load(Ordering::Relaxed))
-                || self.deadline.is_some_and(|d| Instant::now() >= d)
-                || self.publish() >= self.node_limit
-            {
-                self.report(&best, info);
-                return best;
-            }
-        }
-
-        let mut max_depth = limits.max_depth.clamp(1, (MAX_PLY - 8) as u8);
-        if root.len() == 1 && !self.small {
-            // A single legal answer (a forced block): no need to think long about it.
-            max_depth = max_depth.min(2);
-        }
-        let empties = self.pos.size() - self.pos.stones();
-        let mut prev = Score::ZERO;
-        let mut stability = Stability::new();
-        // A small board is solved outright: one full-depth search beats deepening.
-        let first_depth = if self.small {
-            max_depth.min(empties as u8)
-        } else {
-            1
-        };
-        for depth in first_depth..=max_depth {
-            let iteration_start = Instant::now();
-            if let Some(sh) = self.shared {
-                sh.main_depth.store(depth, Ordering::Relaxed);
-            }
-            let score = self.aspiration(depth, prev);
-            if self.aborted {
-                // A root move that beat the previous best before the clock ran out is the
-                // better choice, although its iteration is unfinished.
-                if let Some((m, s)) = self
-                    .root_best
-                    .filter(|&(m, _)| self.pos.move_at(m as usize) != best.best)
-                {
-                    let pv = [m];
-                    best = self.result(m, s, best.depth, &pv);
-                }
-                break;
-            }
-            let len = self.s.pv_len[0];
-            let mut pv: Vec<u16> = self.s.pv[0][..len].to_vec();
-            if pv.is_empty() {
-                pv.push(first);
-            }
-            if depth > first_depth {
-                stability.update(self.pos.move_at(pv[0] as usize) != best.best, prev, score);
-            }
-            prev = score;
-            best = self.result(pv[0], score, depth, &pv);
-            self.report(&best, info);
-            // Stop early when nothing deeper can change the answer: the whole tree of a small
-            // board has been read, or a forced result is proven within the depth.
-            if depth as usize >= empties || score.mate_plies().is_some_and(|n| n < depth as i32) {
-                break;
-            }
-            if let Some(hard) = self.deadline {
-                // Under a match clock the target is the optimum scaled by the answer's
-                // stability (`time`), never past the hard deadline.
-                let deadline = self.optimum.map_or(hard, |t| {
-                    (self.start + t.mul_f64(stability.factor())).min(hard)
-                });
-                // The next iteration costs one to three times this one (the effective branching
-                // factor); do not start one that could not end even if it cost only as much as
-                // this one. One cut short is not wasted: a root move that beat the previous best
-                // is played (see above), and under a per-move limit unused time is lost anyway.
-                let now = Instant::now();
-                if now + (now - iteration_start) > deadline && depth >= 4 {
-                    break;
-                }
-            }
-        }
-        best.nodes = self.nodes;
-        best.elapsed = self.elapsed();
-        best
-    }
-
-    /// One iteration of iterative deepening: the root searched to `depth` inside an aspiration
-    /// window around `prev` (chessprogramming.org/Aspiration_Windows), widened on each fail.
-    fn aspiration(&mut self, depth: u8, prev: Score) -> Score {
-        self.root_best = None;
-        let mut window = ASPIRATION;
-        let (mut alpha, mut beta) = if depth >= 4 && !prev.is_mate() {
-            (prev - window, prev + window)
-        } else {
-            (-INF, INF)
-        };
-        loop {
-            let score = self.negamax(depth as i32, 0, alpha, beta, true);
-            if self.aborted {
-                return score;
-            }
-            if score <= alpha && alpha > -INF {
-                alpha = (alpha - window).max(-INF);
-                window *= 4;
-            } else if score >= beta && beta < INF {
-                beta = (beta + window).min(INF);
-                window *= 4;
-            } else {
-                return score;
-            }
-        }
-    }
-
-    /// A Lazy SMP helper's search (chessprogramming.org/Lazy_SMP): iterative deepening of the
-    /// same root, with no threat-space search (the main thread's), no clock (the main thread
-    /// stops it through `Shared::done`) and no reports. Each iteration is deeper than the one
-    /// the main thread is in, by one ply for odd helpers and two for even ones, so that the
-    /// threads do not search the same tree in step and the helpers' entries are there when
-    /// the main thread's iteration reaches them. Every completed iteration that is the deepest
-    /// so far is offered as the answer (`Shared::helper_best`); completing the last one (or
-    /// proving a result) ends the whole search.
-    fn iterate_helper(&mut self, limits: &Limits) {
-        let shared = self.shared.expect("a helper runs with threads");
-        if self.small {
-            // A small board is solved by one full-depth search: the main thread's.
-            return;
-        }
-        let root = self.root_moves();
-        if root.is_empty() || (root.len() == 1 && root[0].1 == i32::MAX) {
-            return;
-        }
-        let mut max_depth = limits.max_depth.clamp(1, (MAX_PLY - 8) as u8);
-        if root.len() == 1 && !self.small {
-            max_depth = max_depth.min(2);
-        }
-        let empties = self.pos.size() - self.pos.stones();
-        let offset = 1 + (self.thread + 1) % 2;
-        let mut prev = Score::ZERO;
-        let mut depth = 0u8;
-        loop {
-            let main = shared.main_depth.load(Ordering::Relaxed);
-            depth = (depth + 1)
-                .max(main.saturating_add(offset as u8))
-                .min(max_depth);
-            let score = self.aspiration(depth, prev);
-            if self.aborted {
-                return;
-            }
-            prev = score;
-            let len = self.s.pv_len[0];
-            if len > 0 {
-                let mut best = shared.helper_best.lock().unwrap_or_else(|e| e.into_inner());
-                if best.as_ref().map_or(true, |b| b.depth < depth) {
-                    *best = Some(HelperResult {
-                        depth,
-                        best: self.s.pv[0][0],
-                        score,
-                        pv: self.s.pv[0][..len].to_vec(),
-                    });
-                }
-            }
-            let proven = score.mate_plies().is_some_and(|n| n < depth as i32);
-            if depth >= max_depth || depth as usize >= empties || proven {
-                if len > 0 {
-                    shared.done.store(true, Ordering::Relaxed);
-                }
-                return;
-            }
-        }
-    }
-
-    /// A legal move when no candidate is left: a square of the opponent's five, else the
-    /// first empty cell.
-    fn any_move(&self) -> u16 {
-        let opp = 1 - self.pos.side();
-        let wins = threats::win_cells(&self.pos, opp);
-        if let Some(&w) = wins.as_slice().first() {
-            return w;
-        }
-        let cells = self.pos.board_cells();
-        let centre = self.pos.centre();
-        if self.pos.is_empty(centre) {
-            return centre as u16;
-        }
-        cells
-            .iter()
-            .copied()
-            .find(|&c| self.pos.is_empty(c as usize))
-            .expect("an ongoing game has an empty cell")
-    }
-
-    fn pos_k(&self) -> usize {
-        self.pos.k() as usize
-    }
-
-    fn negamax(
+    pub(super) fn negamax(
         &mut self,
         depth: i32,
         ply: usize,
