@@ -156,12 +156,11 @@ async fn every_position_is_evaluated_the_ignored_four_is_the_blunder_and_it_surv
             "one of eval and mate: {p}"
         );
     }
-    let blunders: Vec<u64> = positions
-        .iter()
-        .filter(|p| p["judgement"] == "blunder")
-        .map(|p| p["ply"].as_u64().unwrap())
-        .collect();
-    assert_eq!(blunders, [8], "only O's move that ignores the four");
+    assert_eq!(
+        blunders(positions),
+        [8],
+        "only O's move that ignores the four"
+    );
     // After the blunder X wins in one, at (11, 7), the engine's move and line.
     assert_eq!(positions[8]["mate"], 1);
     assert_eq!(positions[8]["best"], json!({"x": 11, "y": 7}));
@@ -347,15 +346,23 @@ async fn idle_threads_analyse_every_position_and_find_the_blunder() {
     let done = finished(server.addr, "smp001").await;
     let positions = done["analysis"]["positions"].as_array().unwrap();
     assert_eq!(positions.len(), IGNORED_FOUR.len() + 1);
-    let blunders: Vec<u64> = positions
-        .iter()
-        .filter(|p| p["judgement"] == "blunder")
-        .map(|p| p["ply"].as_u64().unwrap())
-        .collect();
-    assert_eq!(blunders, [8], "only O's move that ignores the four");
+    assert_eq!(
+        blunders(positions),
+        [8],
+        "only O's move that ignores the four"
+    );
     assert_eq!(positions[8]["best"], json!({"x": 11, "y": 7}));
     for p in &positions[..9] {
         assert_eq!(p["best"], p["pv"][0], "{p}");
     }
     server.stop().await;
+}
+
+/// The plies an analysis marks as blunders.
+fn blunders(positions: &[Value]) -> Vec<u64> {
+    positions
+        .iter()
+        .filter(|p| p["judgement"] == "blunder")
+        .map(|p| p["ply"].as_u64().unwrap())
+        .collect()
 }

@@ -130,6 +130,19 @@ async fn hello(addr: SocketAddr, name: &str) -> (Client, Value) {
     (c, w)
 }
 
+/// A guest on `addr` registered as `username` (password "correct horse battery"): its
+/// connection and player id.
+async fn registered(addr: SocketAddr, username: &str) -> (Client, Value) {
+    let (mut c, w) = hello(addr, "guest").await;
+    let player_id = w["player_id"].clone();
+    c.ask(
+        json!({"type": "register", "id": 1, "username": username, "password": "correct horse battery"}),
+        json!({"type": "logged_in", "re": 1, "player_id": player_id, "name": username}),
+    )
+    .await;
+    (c, player_id)
+}
+
 /// alice on `a` creates a Caro room, bob on `b` joins it, carol on `c` watches: all set-up
 /// messages read. Returns them, the room id and the players' `welcome`s.
 async fn spread(
@@ -427,13 +440,7 @@ async fn logout_everywhere_on_one_node_closes_the_accounts_connections_on_the_ot
     };
     let (_node_a, a) = cluster.node("a");
     let (_node_b, b) = cluster.node("b");
-    let (mut ann, w) = hello(a, "guest").await;
-    let player_id = w["player_id"].clone();
-    ann.ask(
-        json!({"type": "register", "id": 1, "username": "Ann", "password": "correct horse battery"}),
-        json!({"type": "logged_in", "re": 1, "player_id": player_id, "name": "Ann"}),
-    )
-    .await;
+    let (mut ann, player_id) = registered(a, "Ann").await;
     // The account logs in on B too (a session of its own there).
     let (mut on_b, _) = hello(b, "x").await;
     on_b.send(
@@ -612,12 +619,7 @@ async fn a_rated_game_on_one_node_moves_the_rating_every_node_shows() {
     };
     let (_node_a, a) = cluster.node("a");
     let (_node_b, b) = cluster.node("b");
-    let (mut ann, w) = hello(a, "guest").await;
-    ann.ask(
-        json!({"type": "register", "id": 1, "username": "Ann", "password": "correct horse battery"}),
-        json!({"type": "logged_in", "re": 1, "player_id": w["player_id"], "name": "Ann"}),
-    )
-    .await;
+    let (mut ann, _) = registered(a, "Ann").await;
     let (_, room) = create(
         &mut ann,
         json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "beginner"}}),

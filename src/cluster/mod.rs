@@ -315,20 +315,7 @@ impl Link {
     /// the background; the renewal takes it again if this did not land.
     pub fn take_new(self: &Arc<Self>, room: &str) {
         let (link, key) = (self.clone(), self.names.owner_key(room));
-        tokio::spawn(async move {
-            let mut redis = link.redis.clone();
-            let r: redis::RedisResult<Option<String>> = redis::cmd("SET")
-                .arg(&key)
-                .arg(&*link.node)
-                .arg("NX")
-                .arg("PX")
-                .arg(link.lease.as_millis() as u64)
-                .query_async(&mut redis)
-                .await;
-            if let Err(e) = r {
-                tracing::warn!(%key, "cluster: taking a new room's lease failed: {e}");
-            }
-        });
+        tokio::spawn(async move { ownership::take_key(&link, &key).await });
     }
 
     /// A room of this node closed: its lease goes (if still this node's).
@@ -463,9 +450,6 @@ impl Link {
     /// Sends a seek command of `who` to the pairing node (its answers and `paired` come back
     /// to the connection like a room's messages).
     pub fn forward_pairing(&self, who: &crate::room::Who, op: Op) -> Result<(), ProtoError> {
-        let Some(leader) = self.leader.read().clone() else {
-            return Err(unavailable("is not known yet"));
-        };
         let conn = who.client.conn_id;
         match op {
             Op::Seek { .. } => {
@@ -476,11 +460,26 @@ impl Link {
             }
             _ => {}
         }
+        self.to_pairing(conn, &who.player_id, &who.name, op)
+    }
+
+    /// This node's connection `conn` closed: its seek on the pairing node goes.
+    pub fn forget_seeker(&self, conn: u64, player_id: &Arc<str>) {
+        if self.seekers.remove(&conn).is_some() {
+            let _ = self.to_pairing(conn, player_id, "", Op::ForgetSeeks);
+        }
+    }
+
+    /// Publishes a pairing command of connection `conn` to the pairing node.
+    fn to_pairing(&self, conn: u64, player_id: &str, name: &str, op: Op) -> Result<(), ProtoError> {
+        let Some(leader) = self.leader.read().clone() else {
+            return Err(unavailable("is not known yet"));
+        };
         let cmd = Cmd {
             room: String::new(),
             conn,
-            player_id: who.player_id.to_string(),
-            name: who.name.to_string(),
+            player_id: player_id.to_string(),
+            name: name.to_string(),
             op,
         };
         let body = serde_json::to_vec(&cmd).unwrap_or_default();
@@ -489,27 +488,5 @@ impl Link {
             return Err(unavailable("cannot be reached now (the link is full)"));
         }
         Ok(())
-    }
-
-    /// This node's connection `conn` closed: its seek on the pairing node goes.
-    pub fn forget_seeker(&self, conn: u64, player_id: &Arc<str>) {
-        if self.seekers.remove(&conn).is_none() {
-            return;
-        }
-        let Some(leader) = self.leader.read().clone() else {
-            return;
-        };
-        let cmd = Cmd {
-            room: String::new(),
-            conn,
-            player_id: player_id.to_string(),
-            name: String::new(),
-            op: Op::ForgetSeeks,
-        };
-        let body = serde_json::to_vec(&cmd).unwrap_or_default();
-        self.publish(
-            self.names.inbox(&leader),
-            wire::frame(format_args!("C {} 0", self.node), &body),
-        );
     }
 }

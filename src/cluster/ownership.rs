@@ -94,14 +94,7 @@ async fn pairing_lease(server: &Server, link: &Link) {
             .query_async(&mut redis)
             .await;
     }
-    let _: redis::RedisResult<Option<String>> = redis::cmd("SET")
-        .arg(&key)
-        .arg(&*link.node)
-        .arg("NX")
-        .arg("PX")
-        .arg(lease_ms)
-        .query_async(&mut redis)
-        .await;
+    take_key(link, &key).await;
     let Ok(now) = redis::cmd("GET")
         .arg(&key)
         .query_async::<Option<String>>(&mut redis)
@@ -132,15 +125,24 @@ async fn pairing_lease(server: &Server, link: &Link) {
 
 /// `SET NX PX`: whether this node now holds room `room`'s lease.
 async fn take_lease(link: &Link, room: &str) -> bool {
+    take_key(link, &link.names.owner_key(room)).await
+}
+
+/// `SET key node NX PX lease`: whether this node now holds the lease `key` (an error of Redis
+/// is logged and counts as no).
+pub(super) async fn take_key(link: &Link, key: &str) -> bool {
     let mut redis = link.redis.clone();
     let r: redis::RedisResult<Option<String>> = redis::cmd("SET")
-        .arg(link.names.owner_key(room))
+        .arg(key)
         .arg(&*link.node)
         .arg("NX")
         .arg("PX")
         .arg(link.lease.as_millis() as u64)
         .query_async(&mut redis)
         .await;
+    if let Err(e) = &r {
+        tracing::warn!(key, "cluster: taking a lease failed: {e}");
+    }
     matches!(r, Ok(Some(_)))
 }
 

@@ -50,6 +50,20 @@ fn needs(test: &str, redis: bool) -> Option<PathBuf> {
 
 /// Runs `bash scripts/cluster ARGS` (3 minutes at most: then SIGTERM, so the script still
 /// stops its nodes).
+/// `scripts/cluster` with the load-test limits and three nodes, running `command` (bash).
+async fn three_nodes(bin: &Path, command: &str) -> Output {
+    let args = [
+        "--config",
+        "crates/loadgen/load.toml",
+        "3",
+        "--",
+        "bash",
+        "-c",
+        command,
+    ];
+    cluster(bin, &args).await
+}
+
 async fn cluster(bin: &Path, args: &[&str]) -> Output {
     let child = tokio::process::Command::new("bash")
         .arg("scripts/cluster")
@@ -177,19 +191,7 @@ async fn the_loadgen_spreads_its_clients_over_a_three_node_cluster() {
     };
     let lg = loadgen();
     let fanout = format!("{lg} --single fanout -s 6 -m 6 -t 20 --board 15");
-    let out = cluster(
-        &bin,
-        &[
-            "--config",
-            "crates/loadgen/load.toml",
-            "3",
-            "--",
-            "bash",
-            "-c",
-            &fanout,
-        ],
-    )
-    .await;
+    let out = three_nodes(&bin, &fanout).await;
     let all = text(&out);
     assert!(out.status.success(), "{all}");
     let s = &summary(&out)["summary"];
@@ -201,19 +203,7 @@ async fn the_loadgen_spreads_its_clients_over_a_three_node_cluster() {
     assert_eq!(s["single"]["samples"], 36.0, "{all}");
 
     let rooms = format!("{lg} rooms -r 6 -k 1 -d 3 --warmup 1 --board 5 --pairing mixed");
-    let out = cluster(
-        &bin,
-        &[
-            "--config",
-            "crates/loadgen/load.toml",
-            "3",
-            "--",
-            "bash",
-            "-c",
-            &rooms,
-        ],
-    )
-    .await;
+    let out = three_nodes(&bin, &rooms).await;
     let all = text(&out);
     assert!(out.status.success(), "{all}");
     let stdout = String::from_utf8_lossy(&out.stdout);

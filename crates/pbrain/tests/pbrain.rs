@@ -167,6 +167,17 @@ fn started(rule: u32) -> Brain {
 }
 
 /// X (us, field 1) has four on row 7 with both ends open; O (field 2) has four on row 9.
+/// Their four on row 7 closed at 3,7 by us: 8,7 is the only defence.
+const CLOSED_FOUR: [(u8, u8, u8); 7] = [
+    (4, 7, 2),
+    (5, 7, 2),
+    (6, 7, 2),
+    (7, 7, 2),
+    (3, 7, 1),
+    (0, 14, 1),
+    (14, 0, 1),
+];
+
 const WIN_NOW: [(u8, u8, u8); 8] = [
     (4, 7, 1),
     (5, 7, 1),
@@ -376,15 +387,7 @@ fn classic_mode_wins_and_blocks() {
     assert!(reply == "3,7" || reply == "8,7", "{reply}");
     brain.expect("RESTART", "OK");
     // Their four on row 7 is closed at 3,7 by us: 8,7 is the only defence.
-    let reply = brain.board(&[
-        (4, 7, 2),
-        (5, 7, 2),
-        (6, 7, 2),
-        (7, 7, 2),
-        (3, 7, 1),
-        (0, 14, 1),
-        (14, 0, 1),
-    ]);
+    let reply = brain.board(&CLOSED_FOUR);
     assert_eq!(reply, "8,7");
     // Play goes on from there: a TURN gets a legal move.
     let mv = brain.expect_move("TURN 9,9");
@@ -415,15 +418,7 @@ fn level_flags_limit_the_depth_and_blunder_safely() {
     let reply = brain.board(&WIN_NOW);
     assert!(reply == "3,7" || reply == "8,7", "{reply}");
     brain.expect("RESTART", "OK");
-    let reply = brain.board(&[
-        (4, 7, 2),
-        (5, 7, 2),
-        (6, 7, 2),
-        (7, 7, 2),
-        (3, 7, 1),
-        (0, 14, 1),
-        (14, 0, 1),
-    ]);
+    let reply = brain.board(&CLOSED_FOUR);
     assert_eq!(reply, "8,7");
     brain.expect("RESTART", "OK");
     brain.expect_move("BEGIN");
@@ -548,15 +543,7 @@ fn thread_num_searches_with_threads() {
         taken.push(reply);
     }
     brain.expect("RESTART", "OK");
-    let reply = brain.board(&[
-        (4, 7, 2),
-        (5, 7, 2),
-        (6, 7, 2),
-        (7, 7, 2),
-        (3, 7, 1),
-        (0, 14, 1),
-        (14, 0, 1),
-    ]);
+    let reply = brain.board(&CLOSED_FOUR);
     assert_eq!(reply, "8,7");
     brain.end();
 }
@@ -578,15 +565,7 @@ fn strength_takes_the_winning_square_after_board() {
 fn strength_blocks_a_four_after_board() {
     let mut brain = started(0);
     // They (X, field 2) have four on row 7, closed at 3,7 by our stone: 8,7 is the only defence.
-    let reply = brain.board(&[
-        (4, 7, 2),
-        (5, 7, 2),
-        (6, 7, 2),
-        (7, 7, 2),
-        (3, 7, 1),
-        (0, 14, 1),
-        (14, 0, 1),
-    ]);
+    let reply = brain.board(&CLOSED_FOUR);
     assert_eq!(reply, "8,7");
     brain.end();
 }
