@@ -12,7 +12,7 @@ use super::{invalid, ms, ConfigError};
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawCluster {
-    /// `redis://host:port` (or `rediss://`).
+    /// `redis://[:password@]host:port`.
     pub redis_url: String,
     /// Unique per node: letters, digits, `-`, `_` and `.`, at most 64.
     pub node_id: String,
@@ -49,10 +49,10 @@ impl TryFrom<RawCluster> for ClusterConfig {
     type Error = ConfigError;
 
     fn try_from(raw: RawCluster) -> Result<Self, ConfigError> {
-        if !(raw.redis_url.starts_with("redis://") || raw.redis_url.starts_with("rediss://")) {
+        if !raw.redis_url.starts_with("redis://") {
             return Err(invalid(
                 "cluster.redis_url",
-                "must be a Redis URL (redis://host:port)",
+                "must be a Redis URL (redis://[:password@]host:port; TLS is not built in)",
             ));
         }
         let plain = |s: &str| {
@@ -108,7 +108,7 @@ mod tests {
             err(&format!(
                 "{pg}[cluster]\nredis_url = \"http://h\"\nnode_id = \"a\"\n"
             )),
-            "cluster.redis_url: must be a Redis URL (redis://host:port)"
+            "cluster.redis_url: must be a Redis URL (redis://[:password@]host:port; TLS is not built in)"
         );
         assert_eq!(
             err(&format!(
