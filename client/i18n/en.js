@@ -203,6 +203,7 @@ export default {
   "error.name_too_long": "That name is too long ({message}).",
   "error.bad_name": "That name cannot be used ({message}).",
   "error.no_such_room": "There is no such room: it may have closed.",
+  "error.room_unavailable": "The server running this room did not answer in time; try again in a moment.",
   "error.not_a_player": "Only the game's players can do this.",
   "error.not_in_room": "You are not in this room.",
   "error.not_started": "The game starts when both seats are taken.",

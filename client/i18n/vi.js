@@ -203,6 +203,7 @@ export default {
   "error.name_too_long": "Tên quá dài ({message}).",
   "error.bad_name": "Không dùng được tên này ({message}).",
   "error.no_such_room": "Không có phòng này: có thể phòng đã đóng.",
+  "error.room_unavailable": "Máy chủ đang chạy phòng này không trả lời kịp; hãy thử lại sau giây lát.",
   "error.not_a_player": "Chỉ người chơi của ván mới làm được việc này.",
   "error.not_in_room": "Bạn không ở trong phòng này.",
   "error.not_started": "Ván bắt đầu khi đủ hai người chơi.",
