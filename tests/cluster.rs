@@ -701,3 +701,33 @@ async fn seekers_on_different_nodes_are_paired() {
     seats.sort_by_key(|s| s.to_string());
     assert_eq!(seats, [json!("o"), json!("x")]);
 }
+
+#[tokio::test]
+async fn a_node_stopped_gracefully_hands_its_games_over() {
+    let Some(cluster) = Cluster::new("cluster_graceful_stop", None) else {
+        return;
+    };
+    let (node_a, a) = cluster.node("a");
+    let (_node_b, b) = cluster.node("b");
+    let (_node_c, c) = cluster.node("c");
+    let (mut alice, mut bob, mut carol, room, wa, wb) = spread(a, b, c).await;
+    play_watched(&mut alice, &mut bob, &mut carol, &room, 0..3, 0).await;
+    // SIGTERM, as a deploy stops a node: it shuts down cleanly (its rooms stop quietly).
+    let stopped = Command::new("kill")
+        .args(["-TERM", &node_a.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let away = alice.closed().await.expect("a close frame");
+    assert_eq!(u16::from(away.code), 1001, "{away:?}");
+    moved_away(&mut bob).await;
+    let (mut bob, _, joined) = resume(b, &token(&wb)).await;
+    assert_eq!(joined["room"]["moves"], moves_json(3), "{joined}");
+    let (mut alice, _, joined) = resume(c, &token(&wa)).await;
+    assert_eq!(joined["room"]["moves"], moves_json(3), "{joined}");
+    bob.recv_skip(&[]).await; // room_update: alice is back
+    play_moves(&mut alice, &mut bob, &room, 3..9).await;
+    let over = alice.recv_skip(&["room_update"]).await;
+    assert_eq!(over["type"], "game_over", "{over}");
+    drop(node_a);
+}
