@@ -30,6 +30,28 @@ pub(super) async fn command(
     ) {
         return pairing(server, link, key, cmd);
     }
+    let answer = |reply: Reply| {
+        let body = serde_json::to_vec(&reply).unwrap_or_default();
+        link.publish(
+            link.names.inbox(from),
+            wire::frame(format_args!("R {req}"), &body),
+        );
+    };
+    // A room not (or no longer) here: the answer, without a stand-in kept for it.
+    let Some(entry) = server.lobby.room(&room) else {
+        link.proxies.remove(&key);
+        let e = ProtoError::new(ErrorCode::NoSuchRoom, format!("no room {room:?}"));
+        return match cmd.op {
+            Op::Join { .. } => answer(Reply::Joined(Err(e.into()))),
+            Op::Leave => answer(Reply::Left(Err(e.into()))),
+            Op::Reconnect => answer(Reply::Reconnected(false)),
+            Op::Disconnected => {}
+            op => {
+                let once = link.make_proxy(key.1, key.2, server.next_id());
+                once.send(encode_error(&e, op.re()));
+            }
+        };
+    };
     let proxy = if matches!(cmd.op, Op::Disconnected) {
         match link.proxies.remove(&key) {
             Some((_, p)) => p.client,
@@ -38,25 +60,6 @@ pub(super) async fn command(
     } else {
         let player: Arc<str> = cmd.player_id.as_str().into();
         link.proxy(key, player, || server.next_id())
-    };
-    let answer = |reply: Reply| {
-        let body = serde_json::to_vec(&reply).unwrap_or_default();
-        link.publish(
-            link.names.inbox(from),
-            wire::frame(format_args!("R {req}"), &body),
-        );
-    };
-    let Some(entry) = server.lobby.room(&room) else {
-        let e = ProtoError::new(ErrorCode::NoSuchRoom, format!("no room {room:?}"));
-        return match cmd.op {
-            Op::Join { .. } => answer(Reply::Joined(Err(e.into()))),
-            Op::Leave => answer(Reply::Left(Err(e.into()))),
-            Op::Reconnect => answer(Reply::Reconnected(false)),
-            Op::Disconnected => {}
-            op => {
-                proxy.send(encode_error(&e, op.re()));
-            }
-        };
     };
     let who = Who {
         player_id: cmd.player_id.into(),

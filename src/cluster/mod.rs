@@ -158,7 +158,7 @@ impl Link {
     }
 
     /// A stand-in, numbered `id` here, for connection `conn` of `node`.
-    fn make_proxy(&self, node: Arc<str>, conn: u64, id: u64) -> ClientHandle {
+    pub(crate) fn make_proxy(&self, node: Arc<str>, conn: u64, id: u64) -> ClientHandle {
         let proxy = Proxy {
             out: self.out.clone(),
             inbox: self.names.inbox(&node),
