@@ -41,7 +41,9 @@ pub fn start(server: &Arc<Server>, link: Arc<Link>, out: mpsc::Receiver<Out>) {
             teller.publish(teller.names.lobby(), frame);
         }
     }));
-    server.tracker.spawn(publisher(link.clone(), out));
+    server
+        .tracker
+        .spawn(publisher(link.clone(), out, server.shutdown.clone()));
     server.tracker.spawn(inbox(server.clone(), link.clone()));
     server
         .tracker
@@ -104,10 +106,22 @@ fn group(outs: impl Iterator<Item = Out>) -> Vec<Group> {
 /// Sends what the node queued, in order, a batch per round trip. The same bytes for several
 /// connections of one node go as one frame (a room's event is serialized once and sent once per
 /// node), as long as no connection's own order changes.
-async fn publisher(link: Arc<Link>, mut rx: mpsc::Receiver<Out>) {
+async fn publisher(
+    link: Arc<Link>,
+    mut rx: mpsc::Receiver<Out>,
+    shutdown: tokio_util::sync::CancellationToken,
+) {
     let mut redis = link.redis.clone();
     let mut buf = Vec::with_capacity(BATCH);
-    while rx.recv_many(&mut buf, BATCH).await > 0 {
+    loop {
+        // The link keeps a sender, so the queue never closes: the shutdown ends this task.
+        let n = tokio::select! {
+            n = rx.recv_many(&mut buf, BATCH) => n,
+            _ = shutdown.cancelled() => return,
+        };
+        if n == 0 {
+            return;
+        }
         let groups = group(buf.drain(..));
         let mut pipe = redis::pipe();
         for g in groups {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::inbound::{Proxied, ProxyKey};
 use super::{node, wire, Link};
 use crate::protocol::{encode, ServerMsg};
-use crate::room::{RoomCmd, RoomHandle};
+use crate::room::{RoomCmd, RoomHandle, Who};
 use crate::store::StoreEvent;
 use crate::Server;
 
@@ -326,21 +326,48 @@ async fn settled(server: &Arc<Server>, link: &Arc<Link>, room: &str) -> Option<R
     None
 }
 
-/// Where room `room` runs once its owner `stale` stopped answering (a resume's reconnect timed
-/// out): waits, up to two leases, for its lease to expire or move, then locates it again (taking
-/// it over if nobody did). `None`: the owner still holds the lease (it is alive but slow).
-pub async fn relocate(server: &Arc<Server>, room: &str) -> Option<RoomHandle> {
+/// Where room `room` runs once its owner did not give a resume its seat back (a reconnect that
+/// timed out, or answered while the room was still being restored there after a takeover).
+/// An owner whose heartbeat is alive is asked again after a short wait (up to four times);
+/// one that is gone is waited for, up to two leases, until its lease expires or moves, and the
+/// room located again (taken over if nobody did). `None`: no seat to give back.
+pub async fn relocate(server: &Arc<Server>, room: &str, who: &Who) -> Option<RoomHandle> {
     let link = server.lobby.cluster()?.clone();
-    let stale = link.owner(room);
-    for _ in 0..8 {
-        match lease_owner(&link, room).await {
+    let mut asked = 0;
+    for _ in 0..12 {
+        tokio::time::sleep(link.lease / 4).await;
+        let stale = link.owner(room);
+        let handle = match lease_owner(&link, room).await {
             Some(owner) if Some(owner.as_str()) == stale.as_deref() => {
-                tokio::time::sleep(link.lease / 4).await;
+                if !node_alive(&link, &owner).await {
+                    continue;
+                }
+                asked += 1;
+                RoomHandle::remote(room.into(), link.clone())
             }
-            _ => return locate(server, room, true).await,
+            _ => {
+                asked += 1;
+                locate(server, room, true).await?
+            }
+        };
+        if handle.reconnect(who.clone()).await {
+            return Some(handle);
+        }
+        if asked >= 4 {
+            return None;
         }
     }
     None
+}
+
+/// Whether `node`'s heartbeat is in Redis.
+async fn node_alive(link: &Link, node: &str) -> bool {
+    let mut redis = link.redis.clone();
+    redis::cmd("EXISTS")
+        .arg(link.names.alive_key(node))
+        .query_async::<bool>(&mut redis)
+        .await
+        .unwrap_or(false)
 }
 
 /// A room's lease that is gone may come back: its node is alive and Redis restarted empty (the

@@ -407,13 +407,11 @@ impl Conn {
                 };
                 let back = match found {
                     Some(handle) if handle.reconnect(self.who(&session)).await => Some(handle),
-                    // Its node did not answer (it may have just died): once its lease is gone,
-                    // the room runs elsewhere (or here).
+                    // Its node did not give the seat back: it may have just died (the room then
+                    // runs elsewhere once its lease is gone, or here), or be restoring the room.
                     Some(handle) if !handle.is_local() => {
-                        match crate::cluster::ownership::relocate(&self.server, &room_id).await {
-                            Some(h) if h.reconnect(self.who(&session)).await => Some(h),
-                            _ => None,
-                        }
+                        let who = self.who(&session);
+                        crate::cluster::ownership::relocate(&self.server, &room_id, &who).await
                     }
                     _ => None,
                 };
