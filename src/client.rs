@@ -34,6 +34,9 @@ pub const CLOSE_TOO_SLOW: u16 = 1013;
 pub const CLOSE_TAKEN_OVER: u16 = 4000;
 /// Close code: the account logged out everywhere (`logout_everywhere`).
 pub const CLOSE_LOGGED_OUT: u16 = 4001;
+/// Close code: the room moved to another node of a cluster (or the link to it was lost):
+/// reconnect and resume (docs/scaling.md).
+pub const CLOSE_ROOM_MOVED: u16 = 1012;
 
 /// A close request: the code and reason of the close frame. Its reader waits in slot
 /// [`READER`], its writer in [`WRITER`].

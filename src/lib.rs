@@ -234,10 +234,12 @@ pub async fn run_with_store(
             Some((link, out))
         }
     };
-    restore(&server).await?;
+    // A cluster node renews its leases (and hears the others) while it restores: a restore
+    // longer than a lease must not let other nodes take the games it has restored.
     if let Some((link, out)) = cluster {
         cluster::node::start(&server, link, out);
     }
+    restore(&server).await?;
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "listening");
     }
@@ -336,12 +338,26 @@ async fn restore(server: &Arc<Server>) -> std::io::Result<()> {
         let id: Arc<str> = game.summary.id.as_str().into();
         // In a cluster, only the games whose lease this node wins run here (the others run
         // elsewhere; their players' seats still point at them).
+        let mut fresh = None;
         if let Some(link) = server.lobby.cluster() {
             if !cluster::ownership::claim_at_start(server, link, &id).await {
                 add_seats(&mut seats, game, &id);
                 continue;
             }
+            // Read again now that the fence is raised: the snapshot may be older than moves
+            // another node committed (or a result) before this one won the lease.
+            let store = server.store.clone();
+            let key = id.to_string();
+            match tokio::task::spawn_blocking(move || store.game(&key)).await {
+                Ok(Ok(Some(g))) if g.summary.result.is_none() => fresh = Some(g),
+                Ok(Ok(_)) => continue,
+                _ => {
+                    tracing::error!(game = %id, "cannot read a game to restore");
+                    continue;
+                }
+            }
         }
+        let game = fresh.as_ref().unwrap_or(game);
         match server.lobby.restore_room(game) {
             Ok(id) => add_seats(&mut seats, game, &id),
             Err(e) => tracing::error!(game = %game.summary.id, "cannot restore: {e}"),

@@ -441,6 +441,20 @@ impl Pairing {
         self.tell_watchers();
     }
 
+    /// Cancels every open seek, telling each seeker `seek_cancelled` (this node no longer pairs
+    /// for the cluster: docs/scaling.md, "Quick pairing").
+    pub fn cancel_all(&self) {
+        let gone = std::mem::take(&mut *self.seeks.lock());
+        if gone.is_empty() {
+            return;
+        }
+        let bytes = encode(&ServerMsg::SeekCancelled {}, None);
+        for s in &gone {
+            s.who.client.send(bytes.clone());
+        }
+        self.tell_watchers();
+    }
+
     /// Cancels `player_id`'s seek; whether there was one.
     pub fn cancel(&self, player_id: &str) -> bool {
         self.withdraw(|s| &*s.who.player_id == player_id)

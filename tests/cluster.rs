@@ -660,6 +660,40 @@ async fn a_rated_game_on_one_node_moves_the_rating_every_node_shows() {
     );
 }
 
+/// A `seek` of `c`, sent again while its node does not yet know who pairs (its first lease
+/// round, right after start: `room_unavailable`), within a bound.
+async fn seek(c: &mut Client, id: u64) {
+    for _ in 0..50 {
+        c.send(json!({"type": "seek", "id": id, "game": "caro"}))
+            .await;
+        let r = c.recv().await;
+        if r["code"] == "room_unavailable" {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        }
+        assert_eq!(
+            (&r["type"], &r["re"]),
+            (&json!("seeking"), &json!(id)),
+            "{r}"
+        );
+        return;
+    }
+    panic!("the pairing node never became known");
+}
+
+/// Waits until `c`'s node knows who pairs: a `cancel_seek` (harmless without a seek) is then
+/// answered `seek_cancelled`, not `room_unavailable`.
+async fn wait_for_pairing_node(c: &mut Client) {
+    for _ in 0..50 {
+        c.send(json!({"type": "cancel_seek", "id": 99})).await;
+        if c.recv().await["type"] == "seek_cancelled" {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the pairing node never became known");
+}
+
 #[tokio::test]
 async fn seekers_on_different_nodes_are_paired() {
     let Some(cluster) = Cluster::new("cluster_pairing", None) else {
@@ -667,25 +701,18 @@ async fn seekers_on_different_nodes_are_paired() {
     };
     let (_node_a, a) = cluster.node("a");
     let (_node_b, b) = cluster.node("b");
-    // Both nodes know the pairing node once their first lease round is done.
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let (mut dave, _) = hello(b, "dave").await;
     dave.send(json!({"type": "watch_lobby", "id": 1})).await;
     assert_eq!(dave.recv().await["type"], "room_list");
     let (mut ann, _) = hello(a, "ann").await;
-    ann.send(json!({"type": "seek", "id": 1, "game": "caro"}))
-        .await;
-    let seeking = ann.recv().await;
-    assert_eq!(
-        (&seeking["type"], &seeking["re"]),
-        (&json!("seeking"), &json!(1)),
-        "{seeking}"
-    );
+    seek(&mut ann, 1).await;
     // B's lobby watcher sees the seek, wherever the pairing node is.
     let seeks = dave.recv_skip(&["lobby_update"]).await;
     assert_eq!(seeks["type"], "seeks", "{seeks}");
     assert_eq!(seeks["seeks"][0]["name"], "ann", "{seeks}");
     let (mut bob, _) = hello(b, "bob").await;
+    // bob's seek pairs at once: no `seeking`, `paired` (below).
+    wait_for_pairing_node(&mut bob).await;
     bob.send(json!({"type": "seek", "id": 2, "game": "caro"}))
         .await;
     let mut seats = Vec::new();
@@ -730,4 +757,42 @@ async fn a_node_stopped_gracefully_hands_its_games_over() {
     let over = alice.recv_skip(&["room_update"]).await;
     assert_eq!(over["type"], "game_over", "{over}");
     drop(node_a);
+}
+
+fn signal(node: &Proc, sig: &str) {
+    let done = Command::new("kill")
+        .args([sig, &node.0.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(done.success());
+}
+
+#[tokio::test]
+async fn an_owner_paused_past_its_lease_stops_its_copy_when_it_wakes() {
+    let Some(cluster) = Cluster::new("cluster_paused_owner", None) else {
+        return;
+    };
+    let (node_a, a) = cluster.node("a");
+    let (_node_b, b) = cluster.node("b");
+    let (_node_c, c) = cluster.node("c");
+    let (mut alice, mut bob, mut carol, room, wa, wb) = spread(a, b, c).await;
+    play_watched(&mut alice, &mut bob, &mut carol, &room, 0..3, 0).await;
+    // A stops (a long GC pause, a stalled disk): B or C takes the room over.
+    signal(&node_a, "-STOP");
+    moved_away(&mut bob).await;
+    let (mut bob, _, joined) = resume(b, &token(&wb)).await;
+    assert_eq!(joined["room"]["moves"], moves_json(3), "{joined}");
+    // A wakes up: its stale copy stops at its next lease round, and alice reconnects too.
+    signal(&node_a, "-CONT");
+    moved_away(&mut alice).await;
+    let (mut alice, _, joined) = resume(c, &token(&wa)).await;
+    assert_eq!(joined["room"]["moves"], moves_json(3), "{joined}");
+    bob.recv_skip(&[]).await; // room_update: alice is back
+    play_moves(&mut alice, &mut bob, &room, 3..9).await;
+    let over = alice.recv_skip(&["room_update"]).await;
+    assert_eq!(
+        (&over["type"], &over["seq"]),
+        (&json!("game_over"), &json!(10)),
+        "{over}"
+    );
 }

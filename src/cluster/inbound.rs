@@ -52,15 +52,23 @@ pub(super) async fn command(
             }
         };
     };
-    let proxy = if matches!(cmd.op, Op::Disconnected) {
-        match link.proxies.remove(&key) {
+    // Stand-ins are kept for members only (made by a join or a reconnect, gone with a leave or
+    // the connection): another command of a connection that has none gets a passing one.
+    let proxy = match cmd.op {
+        Op::Disconnected => match link.proxies.remove(&key) {
             Some((_, p)) => p.client,
             None => return,
+        },
+        Op::Join { .. } | Op::Reconnect => {
+            let player: Arc<str> = cmd.player_id.as_str().into();
+            link.proxy(key.clone(), player, || server.next_id())
         }
-    } else {
-        let player: Arc<str> = cmd.player_id.as_str().into();
-        link.proxy(key, player, || server.next_id())
+        _ => match link.proxies.get(&key) {
+            Some(p) if !p.client.is_closing() => p.client.clone(),
+            _ => link.make_proxy(key.1.clone(), key.2, server.next_id()),
+        },
     };
+    let leaving = matches!(cmd.op, Op::Leave).then(|| key.clone());
     let who = Who {
         player_id: cmd.player_id.into(),
         name: cmd.name.into(),
@@ -131,6 +139,9 @@ pub(super) async fn command(
             entry.handle.send(cmd).await
         }
     };
+    if let Some(key) = leaving {
+        link.proxies.remove(&key);
+    }
     // A room that closed meanwhile dropped the reply (answered as gone above); a command
     // without one hears the error on its connection.
     if let (Err(e), false) = (sent, req != 0) {
@@ -212,15 +223,19 @@ impl Link {
         &self,
         key: ProxyKey,
         player_id: Arc<str>,
-        next_id: impl FnOnce() -> u64,
+        next_id: impl Fn() -> u64,
     ) -> ClientHandle {
-        self.proxies
-            .entry(key.clone())
-            .or_insert_with(|| Proxied {
+        let mut entry = self.proxies.entry(key.clone()).or_insert_with(|| Proxied {
+            client: self.make_proxy(key.1.clone(), key.2, next_id()),
+            player_id: player_id.clone(),
+        });
+        // A stand-in closed (too slow) is done: the connection's next command gets a new one.
+        if entry.client.is_closing() {
+            *entry = Proxied {
                 client: self.make_proxy(key.1, key.2, next_id()),
                 player_id,
-            })
-            .client
-            .clone()
+            };
+        }
+        entry.client.clone()
     }
 }

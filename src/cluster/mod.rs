@@ -106,7 +106,14 @@ impl Forwarder for Proxy {
     fn close(&self, code: u16, _reason: &'static str) {
         let payload = wire::frame(format_args!("K {} {code}", self.conn), b"");
         let channel = self.inbox.clone();
-        let _ = self.out.try_send(Out::Frame { channel, payload });
+        // The close must reach the connection even when the queue is full (that is when a
+        // stand-in is closed as too slow): then it waits for room.
+        if let Err(mpsc::error::TrySendError::Full(frame)) =
+            self.out.try_send(Out::Frame { channel, payload })
+        {
+            let out = self.out.clone();
+            tokio::spawn(async move { out.send(frame).await });
+        }
     }
 }
 
@@ -287,14 +294,30 @@ impl Link {
         };
         let body = serde_json::to_vec(&cmd).unwrap_or_default();
         let payload = wire::frame(format_args!("C {} {req}", self.node), &body);
+        // A join or reconnect that gets no answer may still happen at the owner later: then a
+        // `Disconnected` follows it there (the owner's inbox keeps order), so no member stays
+        // that this node has given up on.
+        let undo = matches!(cmd.op, Op::Join { .. } | Op::Reconnect).then(|| Cmd {
+            room: cmd.room.clone(),
+            conn: cmd.conn,
+            player_id: cmd.player_id.clone(),
+            name: String::new(),
+            op: Op::Disconnected,
+        });
         if let Some(asks) = asks {
             let (tx, rx) = oneshot::channel();
             self.pending.insert(req, tx);
-            let link = self.clone();
+            let (link, owner) = (self.clone(), node.clone());
             tokio::spawn(async move {
                 let r = tokio::time::timeout(REPLY_TIMEOUT.max(link.lease), rx).await;
                 link.pending.remove(&req);
-                asks(r.ok().and_then(Result::ok));
+                let reply = r.ok().and_then(Result::ok);
+                if let (None, Some(undo)) = (&reply, undo) {
+                    let body = serde_json::to_vec(&undo).unwrap_or_default();
+                    let frame = wire::frame(format_args!("C {} 0", link.node), &body);
+                    link.publish(link.names.inbox(&owner), frame);
+                }
+                asks(reply);
             });
         }
         if !self.publish(self.names.inbox(&node), payload) {
@@ -437,9 +460,13 @@ impl Link {
         self.proxies.retain(|k, _| &*k.0 != room);
     }
 
-    /// Whether another node pairs seekers (this one forwards its seeks there).
-    pub fn pairs_elsewhere(&self) -> bool {
-        self.leader.read().as_ref().is_some_and(|l| *l != self.node)
+    /// Who pairs seekers: `Ok(true)` this node, `Ok(false)` another (this one forwards its
+    /// seeks there), `Err` not known yet (a node's first lease round, or Redis unreachable).
+    pub fn pairs_here(&self) -> Result<bool, ProtoError> {
+        match &*self.leader.read() {
+            Some(l) => Ok(*l == self.node),
+            None => Err(unavailable("that pairs seekers is not known yet")),
+        }
     }
 
     /// The pairing node's open seeks as it last told them (none open: `None`).

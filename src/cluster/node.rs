@@ -13,11 +13,9 @@ use tokio_tungstenite::tungstenite::Utf8Bytes;
 
 use super::wire::{self, Cmd, Reply};
 use super::{inbound, ownership, Link, Out};
-use crate::client::{CLOSE_LOGGED_OUT, CLOSE_TAKEN_OVER};
+use crate::client::{CLOSE_LOGGED_OUT, CLOSE_ROOM_MOVED, CLOSE_TAKEN_OVER};
 use crate::Server;
 
-/// The close code for a connection whose room moved to another node: reconnect and resume.
-pub const CLOSE_ROOM_MOVED: u16 = 1012;
 /// The most frames the publisher sends in one round trip.
 const BATCH: usize = 512;
 
@@ -287,8 +285,12 @@ async fn on_frame(server: &Arc<Server>, link: &Arc<Link>, channel: &str, payload
                 .into_iter()
                 .filter_map(|s| Some((Arc::<str>::from(wire::room_id_of(&s)?), s)))
                 .collect();
+            // The owner a takeover (`O`) or a lease lookup named stays: a frame of a node that
+            // lost the room and still ran a stale copy must not send commands back to it.
             for (id, _) in &rooms {
-                link.owners.insert(id.clone(), node.clone());
+                link.owners
+                    .entry(id.clone())
+                    .or_insert_with(|| node.clone());
             }
             for id in &change.removed {
                 link.owners.remove_if(id.as_str(), |_, n| *n == node);
@@ -347,6 +349,12 @@ pub fn logged_out(server: &Server, player: &str) {
 
 /// Room `room` now runs on `node`: this node's connections in its old copy reconnect.
 pub(super) fn moved(server: &Server, link: &Link, room: &str, node: Arc<str>) {
+    // A copy still running here lost the room (this node was paused past its lease).
+    if let Some(e) = server.lobby.room(room) {
+        tracing::warn!(room, %node, "cluster: another node runs this room now; stopping it here");
+        e.handle.moved();
+    }
+    server.lobby.remote_moved(room, &node);
     link.owners.insert(room.into(), node);
     if let Some((_, conns)) = link.members.remove(room) {
         close_conns(server, conns, "the room moved to another node; reconnect");

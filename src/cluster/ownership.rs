@@ -19,6 +19,11 @@ const RENEW: &str = "local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 if v then return -1 end
 return 0";
+/// Takes a lease that is free or already this node's: 1 taken, 0 another node's.
+const TAKE: &str = "local v = redis.call('GET', KEYS[1])
+if not v then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
+if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+return 0";
 /// Deletes a lease only if it is still this node's.
 pub(super) const RELEASE: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then
 return redis.call('DEL', KEYS[1]) end return 0";
@@ -64,10 +69,14 @@ pub(super) async fn leases(server: Arc<Server>, link: Arc<Link>) {
         };
         for (room, r) in rooms.iter().zip(results) {
             match r {
-                0 if !take_lease(&link, room).await => {
-                    tracing::warn!(%room, "cluster: another node took this room's lease");
+                // Lost (a pause or a cut from Redis longer than the lease, and another node took
+                // the room): this copy stops, its members reconnect to the new owner.
+                0 | -1 if r == -1 || !take_lease(&link, room).await => {
+                    tracing::warn!(%room, "cluster: another node holds this room's lease; stopping it here");
+                    if let Some(e) = server.lobby.room(room) {
+                        e.handle.moved();
+                    }
                 }
-                -1 => tracing::warn!(%room, "cluster: another node holds this room's lease"),
                 _ => {}
             }
         }
@@ -108,6 +117,10 @@ async fn pairing_lease(server: &Server, link: &Link) {
         return;
     }
     tracing::info!(leader = ?now, "cluster: the pairing node changed");
+    // This node paired until now: its seeks (its own connections' and other nodes') are gone.
+    if before.as_deref() == Some(&*link.node) {
+        server.pairing.cancel_all();
+    }
     let cancelled = encode(&ServerMsg::SeekCancelled {}, None);
     let seekers: Vec<u64> = link.seekers.iter().map(|e| *e.key()).collect();
     link.seekers.clear();
@@ -128,22 +141,23 @@ async fn take_lease(link: &Link, room: &str) -> bool {
     take_key(link, &link.names.owner_key(room)).await
 }
 
-/// `SET key node NX PX lease`: whether this node now holds the lease `key` (an error of Redis
-/// is logged and counts as no).
+/// Takes the lease `key` for this node: set when free, or extended when this node's id holds
+/// it already (the same node restarted within a lease); whether it holds it now (an error of
+/// Redis is logged and counts as no).
 pub(super) async fn take_key(link: &Link, key: &str) -> bool {
     let mut redis = link.redis.clone();
-    let r: redis::RedisResult<Option<String>> = redis::cmd("SET")
+    let r: redis::RedisResult<i64> = redis::cmd("EVAL")
+        .arg(TAKE)
+        .arg(1)
         .arg(key)
         .arg(&*link.node)
-        .arg("NX")
-        .arg("PX")
         .arg(link.lease.as_millis() as u64)
         .query_async(&mut redis)
         .await;
     if let Err(e) = &r {
         tracing::warn!(key, "cluster: taking a lease failed: {e}");
     }
-    matches!(r, Ok(Some(_)))
+    matches!(r, Ok(1))
 }
 
 /// Every half lease: the rooms of other nodes this node knows of (the lobby's, and those its
@@ -210,6 +224,10 @@ pub(super) async fn sweep(server: Arc<Server>, link: Arc<Link>) {
 /// the old owner commits nothing more), reads the game and restores it here. `None` if another
 /// node was faster, or the game has finished (then its lobby entry goes).
 pub async fn take_over(server: &Arc<Server>, link: &Arc<Link>, room: &str) -> Option<RoomHandle> {
+    // Never two copies of a room on one node.
+    if let Some(e) = server.lobby.room(room) {
+        return Some(e.handle);
+    }
     if !take_lease(link, room).await {
         return None;
     }
@@ -509,6 +527,11 @@ async fn drop_dead_nodes(
             .collect();
         for (key, proxied) in gone {
             link.proxies.remove(&key);
+            // A stand-in of the pairing (room ""): its seek goes.
+            if key.0.is_empty() {
+                server.pairing.forget(proxied.client.conn_id);
+                continue;
+            }
             if let Some(entry) = server.lobby.room(&key.0) {
                 let cmd = RoomCmd::Disconnected {
                     player_id: proxied.player_id,

@@ -189,7 +189,7 @@ impl Conn {
                 let who = self.who(&session);
                 // In a cluster one node pairs everyone (docs/scaling.md, "Quick pairing").
                 match self.server.lobby.cluster() {
-                    Some(link) if link.pairs_elsewhere() => {
+                    Some(link) if !link.pairs_here()? => {
                         link.forward_pairing(
                             &who,
                             Op::Seek {
@@ -203,7 +203,7 @@ impl Conn {
             }
             ClientMsg::CancelSeek {} => {
                 match self.server.lobby.cluster() {
-                    Some(link) if link.pairs_elsewhere() => {
+                    Some(link) if !link.pairs_here()? => {
                         link.forward_pairing(&self.who(&session), Op::CancelSeek)?;
                     }
                     _ => {
@@ -215,7 +215,7 @@ impl Conn {
             ClientMsg::AcceptSeek { seek_id } => {
                 let who = self.who(&session);
                 match self.server.lobby.cluster() {
-                    Some(link) if link.pairs_elsewhere() => {
+                    Some(link) if !link.pairs_here()? => {
                         let op = Op::AcceptSeek {
                             seek_id,
                             re: re.cloned(),

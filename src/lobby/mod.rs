@@ -302,6 +302,10 @@ impl Lobby {
             if self.rooms.map.contains_key(&id) {
                 continue;
             }
+            // A frame of a node that lost the room (it ran a stale copy) does not undo the move.
+            if self.remote.get(&id).is_some_and(|r| r.node != *node) {
+                continue;
+            }
             changes.0.push(Listed::Elsewhere(summary.clone()));
             let node = node.clone();
             self.remote.insert(id, RemoteRoom { node, summary });
@@ -316,6 +320,12 @@ impl Lobby {
             {
                 changes.1.push(id);
             }
+        }
+    }
+    /// Room `id` of another node moved to `node` (a takeover): its later frames are `node`'s.
+    pub fn remote_moved(&self, id: &str, node: &Arc<str>) {
+        if let Some(mut r) = self.remote.get_mut(id) {
+            r.node = node.clone();
         }
     }
     /// Forgets a remote room (it closed, or this node took it over).

@@ -42,6 +42,7 @@ use super::view::{self, Facts, Finished};
 use super::{RoomCmd, RoomContext, RoomParams, SeatKind, Summary, Who};
 use crate::bot::{BotEvent, SearchHandle};
 use crate::client::ClientHandle;
+use crate::client::CLOSE_ROOM_MOVED;
 use crate::latest::Latest;
 use crate::protocol::{
     cells, encode, encode_error, with_re, ErrorCode, Outcome, ProtoError, Reason, RoomStatus, Seat,
@@ -84,6 +85,8 @@ pub(super) struct Room {
     /// game between bots when it waits for a search slot.
     creator: Option<Arc<str>>,
     closed: bool,
+    /// Stopped because another node of the cluster runs the room now.
+    moved: bool,
 }
 
 fn err(code: ErrorCode, message: impl Into<String>) -> ProtoError {
@@ -177,6 +180,7 @@ impl Room {
             bot_rx: Some(bot_rx),
             creator: None,
             closed: false,
+            moved: false,
         };
         room.ctx.metrics.rooms.fetch_add(1, Relaxed);
         room.ctx.metrics.rooms_total.fetch_add(1, Relaxed);
@@ -319,7 +323,10 @@ impl Room {
             }
             tokio::select! {
                 biased;
-                _ = &mut stopped => break,
+                why = &mut stopped => {
+                    self.moved = *why == super::StopWhy::Moved;
+                    break;
+                }
                 cmd = rx.recv() => match cmd {
                     Some(cmd) => self.handle(cmd),
                     None => break,
@@ -575,7 +582,14 @@ impl Room {
 
     fn close(&mut self) {
         self.search = None;
-        if !self.ctx.shutdown.is_cancelled() {
+        if self.moved {
+            for m in self.seats.members().values() {
+                m.client.close(
+                    CLOSE_ROOM_MOVED,
+                    "the room moved to another node; reconnect",
+                );
+            }
+        } else if !self.ctx.shutdown.is_cancelled() {
             let bytes = encode(
                 &ServerMsg::RoomClosed {
                     room_id: self.id.to_string(),

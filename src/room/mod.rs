@@ -331,8 +331,18 @@ impl std::fmt::Debug for RoomHandle {
     }
 }
 
-/// A room's stop request; its task waits in slot 0.
-pub(crate) type Stop = Signal<(), 1>;
+/// A room's stop request and why; its task waits in slot 0.
+pub(crate) type Stop = Signal<StopWhy, 1>;
+
+/// Why a room stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StopWhy {
+    /// The server shuts down: the room closes quietly, its game stays unfinished for a restart.
+    Shutdown,
+    /// Another node of a cluster runs the room now: its members are closed with 1012, to
+    /// reconnect to it.
+    Moved,
+}
 
 fn gone() -> ProtoError {
     ProtoError::new(ErrorCode::NoSuchRoom, "the room has closed")
@@ -365,9 +375,19 @@ impl RoomHandle {
 
     /// Asks the room to stop (server shutdown). A remote room's node stops its own.
     pub fn stop(&self) {
+        self.stop_for(StopWhy::Shutdown);
+    }
+
+    /// Stops a room of this node that another node of the cluster has taken: it commits nothing
+    /// more (its fence is gone anyway) and its members reconnect (1012) to the new owner.
+    pub fn moved(&self) {
+        self.stop_for(StopWhy::Moved);
+    }
+
+    fn stop_for(&self, why: StopWhy) {
         match &self.route {
             Route::Local { stop, .. } => {
-                stop.raise(());
+                stop.raise(why);
             }
             Route::Remote { .. } => {}
         }

@@ -423,7 +423,7 @@ fn a_node_whose_room_another_node_took_commits_nothing_more_for_it() {
     commit(&b, owner("b")).unwrap();
     commit(&b, mv("g", 2, [8, 8], None)).unwrap();
     // a, paused meanwhile, wakes up and tries to commit a move of its own: refused, and so is
-    // everything else it has for the room; an event of another room in the same batch is not.
+    // everything else it has for the room; its events of other rows still commit.
     let late = a.record(mv("g", 2, [0, 0], None));
     let other = a.record(StoreEvent::Session {
         token_hash: "h9".into(),
