@@ -28,9 +28,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 mod caps;
+mod remote;
 
 use caps::Claims;
 pub use caps::{Counts, PlayerCaps};
+pub use remote::RemoteRoom;
 
 use crate::client::ClientHandle;
 use crate::cluster::Link;
@@ -232,15 +234,6 @@ pub struct Lobby {
     republish: AtomicBool,
 }
 
-/// A room another node runs.
-#[derive(Clone)]
-pub struct RemoteRoom {
-    /// Its node.
-    pub node: Arc<str>,
-    /// Its summary as that node serialized it.
-    pub summary: Arc<serde_json::value::RawValue>,
-}
-
 impl Lobby {
     /// A lobby with no rooms and no sessions, opening at most `max_rooms` rooms at once, each
     /// with the context `context` makes from the registry they report to (the lobby's own).
@@ -277,64 +270,6 @@ impl Lobby {
     /// The ids of the rooms this node runs.
     pub fn local_room_ids(&self) -> Vec<Arc<str>> {
         self.rooms.map.iter().map(|e| e.key().clone()).collect()
-    }
-    /// A room another node runs, by id.
-    pub fn remote_room(&self, id: &str) -> Option<RemoteRoom> {
-        self.remote.get(id).map(|r| r.clone())
-    }
-    /// Every remote room's id and node.
-    pub fn remote_rooms(&self) -> Vec<(Arc<str>, Arc<str>)> {
-        self.remote
-            .iter()
-            .map(|e| (e.key().clone(), e.node.clone()))
-            .collect()
-    }
-    /// Another node's rooms opened or changed (`rooms`, with their ids) and closed
-    /// (`removed`): the mirror follows, and watchers hear of it in the next update.
-    pub fn apply_remote(
-        &self,
-        node: &Arc<str>,
-        rooms: Vec<(Arc<str>, Arc<serde_json::value::RawValue>)>,
-        removed: Vec<String>,
-    ) {
-        let mut changes = self.remote_changes.lock();
-        for (id, summary) in rooms {
-            if self.rooms.map.contains_key(&id) {
-                continue;
-            }
-            // A frame of a node that lost the room (it ran a stale copy) does not undo the move.
-            if self.remote.get(&id).is_some_and(|r| r.node != *node) {
-                continue;
-            }
-            changes.0.push(Listed::Elsewhere(summary.clone()));
-            let node = node.clone();
-            self.remote.insert(id, RemoteRoom { node, summary });
-        }
-        for id in removed {
-            // Only the node that ran it may remove it (a stale frame of a node that lost the
-            // room must not hide it).
-            if self
-                .remote
-                .remove_if(id.as_str(), |_, r| r.node == *node)
-                .is_some()
-            {
-                changes.1.push(id);
-            }
-        }
-    }
-    /// Room `id` of another node moved to `node` (a takeover): its later frames are `node`'s.
-    pub fn remote_moved(&self, id: &str, node: &Arc<str>) {
-        if let Some(mut r) = self.remote.get_mut(id) {
-            r.node = node.clone();
-        }
-    }
-    /// Forgets a remote room (it closed, or this node took it over).
-    pub fn forget_remote(&self, id: &str) {
-        self.remote.remove(id);
-    }
-    /// Asks the feed to publish every local room again (Redis lost its copy).
-    pub fn republish(&self) {
-        self.republish.store(true, Ordering::Relaxed);
     }
     /// The same lobby, refusing a player more unfinished rooms than `caps`.
     pub fn with_player_caps(self, caps: PlayerCaps) -> Lobby {
