@@ -292,8 +292,6 @@ impl Link {
             None => 0,
             Some(_) => self.next_req.fetch_add(1, Ordering::Relaxed),
         };
-        let body = serde_json::to_vec(&cmd).unwrap_or_default();
-        let payload = wire::frame(format_args!("C {} {req}", self.node), &body);
         // A join or reconnect that gets no answer may still happen at the owner later: then a
         // `Disconnected` follows it there (the owner's inbox keeps order), so no member stays
         // that this node has given up on.
@@ -313,17 +311,23 @@ impl Link {
                 link.pending.remove(&req);
                 let reply = r.ok().and_then(Result::ok);
                 if let (None, Some(undo)) = (&reply, undo) {
-                    let body = serde_json::to_vec(&undo).unwrap_or_default();
-                    let frame = wire::frame(format_args!("C {} 0", link.node), &body);
-                    link.publish(link.names.inbox(&owner), frame);
+                    link.send_cmd(&owner, 0, &undo);
                 }
                 asks(reply);
             });
         }
-        if !self.publish(self.names.inbox(&node), payload) {
+        if !self.send_cmd(&node, req, &cmd) {
             return Err(unavailable("cannot be reached now (the link is full)"));
         }
         Ok(())
+    }
+
+    /// Publishes `cmd` on `node`'s inbox as request `req` (0: no answer wanted); false if the
+    /// publisher is overwhelmed.
+    fn send_cmd(&self, node: &str, req: u64, cmd: &Cmd) -> bool {
+        let body = serde_json::to_vec(cmd).unwrap_or_default();
+        let frame = wire::frame(format_args!("C {} {req}", self.node), &body);
+        self.publish(self.names.inbox(node), frame)
     }
 
     /// This node's connection `conn` is no longer in room `room`.
@@ -509,9 +513,7 @@ impl Link {
             name: name.to_string(),
             op,
         };
-        let body = serde_json::to_vec(&cmd).unwrap_or_default();
-        let payload = wire::frame(format_args!("C {} 0", self.node), &body);
-        if !self.publish(self.names.inbox(&leader), payload) {
+        if !self.send_cmd(&leader, 0, &cmd) {
             return Err(unavailable("cannot be reached now (the link is full)"));
         }
         Ok(())

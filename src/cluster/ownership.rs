@@ -84,25 +84,14 @@ pub(super) async fn leases(server: Arc<Server>, link: Arc<Link>) {
     }
 }
 
-/// The pairing node's lease (docs/scaling.md, "Quick pairing"): renewed by the node that holds
-/// it, taken by any node when it is gone; every node notes who holds it. When it moves, the
+/// The pairing node's lease (docs/scaling.md, "Quick pairing"): extended by the node that holds
+/// it, taken by any node when it is gone (both `take_key`); every node notes who holds it. When it moves, the
 /// seeks this node's connections had on the old pairing node are gone: they hear
 /// `seek_cancelled` (and seek again), and its watchers an empty `seeks`.
 async fn pairing_lease(server: &Server, link: &Link) {
     let key = link.names.pairing();
-    let lease_ms = link.lease.as_millis() as u64;
     let mut redis = link.redis.clone();
-    let mine = link.leader.read().as_deref() == Some(&*link.node);
-    if mine {
-        let _: redis::RedisResult<i64> = redis::cmd("EVAL")
-            .arg(RENEW)
-            .arg(1)
-            .arg(&key)
-            .arg(&*link.node)
-            .arg(lease_ms)
-            .query_async(&mut redis)
-            .await;
-    }
+    // Taken when free, extended when this node's already.
     take_key(link, &key).await;
     let Ok(now) = redis::cmd("GET")
         .arg(&key)
