@@ -29,7 +29,9 @@ use parking_lot::Mutex;
 
 use crate::config::Limits;
 use crate::protocol::{ErrorCode, ProtoError};
-use crate::store::{AccountEvent, Store, StoreAccounts, StoreEvent, StoredAccount};
+use crate::store::{
+    AccountClaim, AccountEvent, NewAccount, Store, StoreAccounts, StoreEvent, StoredAccount,
+};
 
 /// Shortest password, in characters.
 pub const MIN_PASSWORD_CHARS: usize = 8;
@@ -92,6 +94,23 @@ fn sweep<K: std::hash::Hash + Eq + Clone>(limiter: &Keyed<K>, next: &AtomicUsize
 
 fn bad_login() -> ProtoError {
     ProtoError::new(ErrorCode::BadLogin, BAD_LOGIN)
+}
+
+fn taken() -> ProtoError {
+    ProtoError::new(ErrorCode::UsernameTaken, "that username is taken")
+}
+
+fn already_registered() -> ProtoError {
+    ProtoError::new(
+        ErrorCode::AlreadyRegistered,
+        "this session is already an account",
+    )
+}
+
+/// An account write that failed (logged here; the client hears only that it was not saved).
+fn unsaved(e: impl std::fmt::Display) -> ProtoError {
+    tracing::error!("store: an account write failed: {e}");
+    ProtoError::new(ErrorCode::ShuttingDown, "the account could not be saved")
 }
 
 fn too_many() -> ProtoError {
@@ -247,10 +266,7 @@ impl Accounts {
             .record(StoreEvent::Account(event))
             .wait()
             .await
-            .map_err(|e| {
-                tracing::error!("store: an account write failed: {e}");
-                ProtoError::new(ErrorCode::ShuttingDown, "the account could not be saved")
-            })
+            .map_err(unsaved)
     }
 
     /// Registers `username` for `player_id` (the current session's), binding `token_hash`.
@@ -263,10 +279,7 @@ impl Accounts {
         password: String,
     ) -> Result<Arc<Account>, ProtoError> {
         if self.by_player.contains_key(player_id) {
-            return Err(ProtoError::new(
-                ErrorCode::AlreadyRegistered,
-                "this session is already an account",
-            ));
+            return Err(already_registered());
         }
         check_password(&password)?;
         let key = username_key(&username);
@@ -279,24 +292,44 @@ impl Accounts {
             phc: Mutex::new(phc.clone()),
         });
         match self.by_key.entry(key.clone()) {
-            Entry::Occupied(_) => {
-                return Err(ProtoError::new(
-                    ErrorCode::UsernameTaken,
-                    "that username is taken",
-                ))
-            }
+            Entry::Occupied(_) => return Err(taken()),
             Entry::Vacant(v) => {
                 v.insert(account.clone());
             }
         }
-        self.by_player.insert(player_id.clone(), account.clone());
-        self.write(AccountEvent::Created {
+        let new = NewAccount {
             player_id: player_id.to_string(),
             username: account.username.to_string(),
-            username_key: key,
+            username_key: key.clone(),
             phc,
+        };
+        // The name is reserved in memory; a shared database has the last word (another node may
+        // have registered it since the refresh above).
+        let store = self.store.clone();
+        let claim = tokio::task::spawn_blocking({
+            let new = new.clone();
+            move || store.claim_account(&new).map_err(|e| e.to_string())
         })
-        .await?;
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|claim| claim);
+        let refused = match claim {
+            Ok(AccountClaim::Written | AccountClaim::Local) => None,
+            Ok(AccountClaim::Taken) => Some(taken()),
+            Ok(AccountClaim::AlreadyAccount) => Some(already_registered()),
+            Err(ref e) => Some(unsaved(e)),
+        };
+        if let Some(refused) = refused {
+            self.by_key
+                .remove_if(&key, |_, held| Arc::ptr_eq(held, &account));
+            // What another node wrote: a login here finds it.
+            self.refresh(&key).await;
+            return Err(refused);
+        }
+        self.by_player.insert(player_id.clone(), account.clone());
+        if claim == Ok(AccountClaim::Local) {
+            self.write(new.into()).await?;
+        }
         self.bind(token_hash, player_id).await?;
         Ok(account)
     }

@@ -485,6 +485,71 @@ async fn logout_everywhere_on_one_node_closes_the_accounts_connections_on_the_ot
     assert_eq!(w["resumed"], false, "{w}");
 }
 
+#[tokio::test]
+async fn one_username_registered_on_two_nodes_at_once_goes_to_one_of_them() {
+    let Some(cluster) = Cluster::new("cluster_register_race", None) else {
+        return;
+    };
+    let (_node_a, a) = cluster.node("a");
+    let (_node_b, b) = cluster.node("b");
+    let (mut on_a, wa) = hello(a, "x").await;
+    let (mut on_b, wb) = hello(b, "y").await;
+    // Both at once: each node's look in the database finds the name free, then each hashes its
+    // password (tens of milliseconds) before writing the account.
+    let register = |password: &str| json!({"type": "register", "id": 1, "username": "Dana", "password": password});
+    on_a.send(register("password of a")).await;
+    on_b.send(register("password of b")).await;
+    let (ra, rb) = (on_a.recv().await, on_b.recv().await);
+    let taken = json!({"type": "error", "re": 1, "code": "username_taken",
+        "message": "that username is taken"});
+    let (winner, password, mut loser) = match (&ra["type"], &rb["type"]) {
+        (w, _) if w == "logged_in" => {
+            assert_eq!(rb, taken, "{ra} {rb}");
+            (wa["player_id"].clone(), "password of a", on_b)
+        }
+        _ => {
+            assert_eq!(ra, taken, "{ra} {rb}");
+            assert_eq!(rb["type"], "logged_in", "{rb}");
+            (wb["player_id"].clone(), "password of b", on_a)
+        }
+    };
+    // The account is the winner's on both nodes, and only its password logs in.
+    for node in [a, b] {
+        let (mut c, _) = hello(node, "z").await;
+        c.send(json!({"type": "login", "id": 1, "username": "dana", "password": password}))
+            .await;
+        let v = c.recv().await;
+        assert_eq!(
+            (&v["type"], &v["player_id"]),
+            (&json!("logged_in"), &winner),
+            "{v}"
+        );
+        let wrong = if password == "password of a" {
+            "password of b"
+        } else {
+            "password of a"
+        };
+        c.ask(
+            json!({"type": "login", "id": 2, "username": "Dana", "password": wrong}),
+            json!({"type": "error", "re": 2, "code": "bad_login",
+                "message": "wrong username or password"}),
+        )
+        .await;
+    }
+    // The loser is still a guest: it registers another name.
+    loser
+        .send(
+            json!({"type": "register", "id": 2, "username": "Dana2", "password": "password of c"}),
+        )
+        .await;
+    let v = loser.recv().await;
+    assert_eq!(
+        (&v["type"], &v["name"]),
+        (&json!("logged_in"), &json!("Dana2")),
+        "{v}"
+    );
+}
+
 /// The next `move` event of `c` (other messages skipped), within a bound.
 async fn next_move(c: &mut Client) -> Value {
     for _ in 0..20 {

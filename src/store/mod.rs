@@ -281,6 +281,44 @@ pub enum AccountEvent {
     },
 }
 
+/// A new account, as [`Store::claim_account`] writes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewAccount {
+    /// The player id it owns.
+    pub player_id: String,
+    /// As registered.
+    pub username: String,
+    /// Lowercased: unique.
+    pub username_key: String,
+    /// argon2id PHC string.
+    pub phc: String,
+}
+
+impl From<NewAccount> for AccountEvent {
+    fn from(a: NewAccount) -> AccountEvent {
+        AccountEvent::Created {
+            player_id: a.player_id,
+            username: a.username,
+            username_key: a.username_key,
+            phc: a.phc,
+        }
+    }
+}
+
+/// What [`Store::claim_account`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccountClaim {
+    /// The account's row is written (or was already, for this player and name).
+    Written,
+    /// Another player's account has the username.
+    Taken,
+    /// The player already has an account under another username.
+    AlreadyAccount,
+    /// Nothing written: the store leaves uniqueness to memory (one node owns it), and the
+    /// account goes through [`Store::record`].
+    Local,
+}
+
 /// An account as stored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredAccount {
@@ -374,6 +412,14 @@ pub trait Store: Send + Sync + 'static {
         _username_key: &str,
     ) -> Result<Option<StoredAccount>, StoreError> {
         Ok(None)
+    }
+    /// Writes a new account's row at once, outside the write batches, when the database is
+    /// shared (PostgreSQL): the insert is the cluster-wide uniqueness check of the username, so
+    /// two nodes registering one name at the same moment cannot both succeed. Stores one node
+    /// owns answer [`AccountClaim::Local`]: the accounts map in memory decides, and the account
+    /// is written through [`Store::record`]. Blocks.
+    fn claim_account(&self, _account: &NewAccount) -> Result<AccountClaim, StoreError> {
+        Ok(AccountClaim::Local)
     }
     /// The session of a token (by its hash) and the unfinished games it holds a seat in, looked
     /// up when a `hello` brings a token this node does not hold: in a cluster another node may

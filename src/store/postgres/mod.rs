@@ -44,9 +44,9 @@ use crate::protocol::{ChatChannel, ChatLine, Seat};
 
 use super::writer::{answer, answer_each, Msg, Writer};
 use super::{
-    Commit, GamePlayers, GameQuery, GameRecord, GameSummary, MoveRecord, PlayerRecord,
-    RatingHistoryRow, RatingRow, Restored, RestoredSession, SeatRecord, Store, StoreAccounts,
-    StoreError, StoreEvent, StoredAccount,
+    now_ms, AccountClaim, Commit, GamePlayers, GameQuery, GameRecord, GameSummary, MoveRecord,
+    NewAccount, PlayerRecord, RatingHistoryRow, RatingRow, Restored, RestoredSession, SeatRecord,
+    Store, StoreAccounts, StoreError, StoreEvent, StoredAccount,
 };
 
 pub use schema::{migrate, MIGRATIONS};
@@ -496,6 +496,14 @@ impl Store for PostgresStore {
                 username: r.get(1),
                 phc: r.get(2),
             }))
+        })
+    }
+
+    fn claim_account(&self, account: &NewAccount) -> Result<AccountClaim, StoreError> {
+        let (pool, account) = (self.pool.clone(), account.clone());
+        self.block(async move {
+            let client = pool.get().await?;
+            write::claim_account(&client, &account, now_ms()).await
         })
     }
 

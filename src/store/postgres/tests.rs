@@ -440,3 +440,49 @@ fn a_node_whose_room_another_node_took_commits_nothing_more_for_it() {
     let cells: Vec<_> = g.moves.iter().map(|m| (m.seq, m.x, m.y)).collect();
     assert_eq!(cells, [(1, 7, 7), (2, 8, 8), (3, 9, 9)], "{g:?}");
 }
+
+#[test]
+fn a_username_claimed_through_one_node_is_taken_for_the_other() {
+    let Some(url) = fresh_database("claimed_usernames") else {
+        return;
+    };
+    let (a, b) = (
+        PostgresStore::open(&url).unwrap(),
+        PostgresStore::open(&url).unwrap(),
+    );
+    let new = |player: &str, name: &str| NewAccount {
+        player_id: player.into(),
+        username: name.into(),
+        username_key: name.to_lowercase(),
+        phc: format!("phc of {player}"),
+    };
+    assert_eq!(
+        a.claim_account(&new("p1", "Dana")).unwrap(),
+        AccountClaim::Written
+    );
+    // Another player, through the other node: the name is taken, in any case.
+    assert_eq!(
+        b.claim_account(&new("p2", "dana")).unwrap(),
+        AccountClaim::Taken
+    );
+    // The same claim again (a retry) stands; the same player under another name does not.
+    assert_eq!(
+        b.claim_account(&new("p1", "Dana")).unwrap(),
+        AccountClaim::Written
+    );
+    assert_eq!(
+        b.claim_account(&new("p1", "Other")).unwrap(),
+        AccountClaim::AlreadyAccount
+    );
+    let stored = b.account_by_username("dana").unwrap().unwrap();
+    assert_eq!(
+        (stored.player_id.as_str(), stored.phc.as_str()),
+        ("p1", "phc of p1")
+    );
+    assert_eq!(b.account_by_username("other").unwrap(), None);
+    // p2 is still free to take another name.
+    assert_eq!(
+        a.claim_account(&new("p2", "Eve")).unwrap(),
+        AccountClaim::Written
+    );
+}

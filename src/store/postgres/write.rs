@@ -8,7 +8,8 @@ use deadpool_postgres::Transaction;
 use tokio_postgres::types::ToSql;
 
 use crate::store::{
-    outcome_str, reason_str, seat_str, AccountEvent, RatingRow, SeatRecord, StoreEvent,
+    outcome_str, reason_str, seat_str, AccountClaim, AccountEvent, NewAccount, RatingRow,
+    SeatRecord, StoreError, StoreEvent,
 };
 
 /// One cached statement, executed.
@@ -19,6 +20,38 @@ async fn exec(
 ) -> Result<u64, tokio_postgres::Error> {
     let st = tx.prepare_cached(sql).await?;
     tx.execute(&st, params).await
+}
+
+/// A new account's row, written at once ([`crate::store::Store::claim_account`]): the unique
+/// `username_key` and `player_id` make the insert the cluster-wide check, and a conflict says
+/// which of the two was taken. The same player and name again (a retry) is `Written`.
+pub(super) async fn claim_account(
+    client: &deadpool_postgres::Client,
+    a: &NewAccount,
+    at: i64,
+) -> Result<AccountClaim, StoreError> {
+    let inserted = client
+        .execute(
+            "INSERT INTO accounts (player_id, username, username_key, password_phc, created_at)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+            &[&a.player_id, &a.username, &a.username_key, &a.phc, &at],
+        )
+        .await?;
+    if inserted == 1 {
+        return Ok(AccountClaim::Written);
+    }
+    let holder: Option<String> = client
+        .query_opt(
+            "SELECT player_id FROM accounts WHERE username_key = $1",
+            &[&a.username_key],
+        )
+        .await?
+        .map(|r| r.get(0));
+    Ok(match holder {
+        Some(p) if p == a.player_id => AccountClaim::Written,
+        Some(_) => AccountClaim::Taken,
+        None => AccountClaim::AlreadyAccount,
+    })
 }
 
 pub(super) async fn write_event(
