@@ -3,6 +3,8 @@
 // the game itself.
 
 export const TOKEN_KEY = "caro-arena.token";
+// How long a welcomed connection must last for its close to reconnect at once.
+const HEALTHY_MS = 5000;
 
 export class Connection extends EventTarget {
   constructor(url, getName) {
@@ -50,7 +52,7 @@ export class Connection extends EventTarget {
         return;
       }
       if (msg.type === "welcome") {
-        this.retry = 0;
+        this.welcomedAt = Date.now();
         this.welcome = msg;
         localStorage.setItem(TOKEN_KEY, msg.token);
         this.setState("online");
@@ -69,6 +71,10 @@ export class Connection extends EventTarget {
         reject({ code: "disconnected", message: "The connection was lost." });
       }
       this.pending.clear();
+      // A connection that lasted starts the backoff afresh. One closed right after its welcome
+      // (a cluster that cannot reach a room yet answers a resume with 1012) keeps backing off,
+      // or the page would reconnect in a tight loop.
+      if (this.welcome && Date.now() - this.welcomedAt >= HEALTHY_MS) this.retry = 0;
       this.welcome = null;
       this.setState("offline");
       // Back off: 0.5 s, 1 s, 2 s ... up to 10 s, with jitter so a restarted server is not

@@ -419,6 +419,78 @@ async fn a_redis_restart_mid_game_loses_no_acknowledged_move() {
     kill(redis);
 }
 
+#[tokio::test]
+async fn a_resume_while_redis_is_down_keeps_the_seat_and_asks_the_client_to_come_back() {
+    if redis_url("cluster_resume_redis_down").is_none() {
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let redis_dir = tempfile::tempdir().unwrap();
+    let url = format!("redis://127.0.0.1:{port}");
+    let Some(cluster) = Cluster::new("cluster_resume_redis_down", Some(url)) else {
+        return;
+    };
+    let redis = redis_server(port, redis_dir.path());
+    let (node_a, a) = cluster.node("a");
+    let (node_b, b) = cluster.node("b");
+    let (mut alice, mut bob, mut carol, room, wa, _) = spread(a, b, a).await;
+    play_watched(&mut alice, &mut bob, &mut carol, &room, 0..4, 0).await;
+    // The room's node dies, and Redis with it.
+    kill(node_a);
+    kill(redis);
+    drop((alice, bob, carol));
+    // alice resumes on B: her session is in the database, but where her room runs cannot be
+    // read. She is welcomed, then asked to reconnect (1012); the seat is not given up.
+    let mut c = connect(b).await;
+    c.send(json!({"type": "hello", "token": token(&wa)})).await;
+    let w = c.recv().await;
+    assert_eq!(
+        (&w["type"], &w["resumed"]),
+        (&json!("welcome"), &json!(true)),
+        "{w}"
+    );
+    let closed = c.closed().await.expect("a close frame");
+    assert_eq!(u16::from(closed.code), 1012, "{closed:?}");
+    // Redis back (empty: A's lease and heartbeat are gone). Her next tries find the room, taken
+    // over by B, with its four moves; until B has reconnected to Redis they get 1012 again.
+    let redis = redis_server(port, redis_dir.path());
+    let mut joined = None;
+    'tries: for _ in 0..40 {
+        let mut c = connect(b).await;
+        c.send(json!({"type": "hello", "token": token(&wa)})).await;
+        let w = c.recv().await;
+        assert_eq!(
+            (&w["type"], &w["resumed"]),
+            (&json!("welcome"), &json!(true)),
+            "{w}"
+        );
+        loop {
+            match c.message_or_close().await {
+                Ok(v) if v["type"] == "room_update" => continue,
+                Ok(v) => {
+                    joined = Some(v);
+                    break 'tries;
+                }
+                Err(Some(f)) if u16::from(f.code) == 1012 => break,
+                Err(f) => panic!("closed: {f:?}"),
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let joined = joined.expect("the room within 40 tries");
+    assert_eq!(
+        (&joined["type"], &joined["room"]["moves"]),
+        (&json!("room_joined"), &moves_json(4)),
+        "{joined}"
+    );
+    kill(node_b);
+    kill(redis);
+}
+
 /// Move `i` of the script by a player whose opponent is elsewhere: its acknowledgement.
 async fn play_local(mover: &mut Client, room: &str, i: usize) {
     let (x, y) = script(i);

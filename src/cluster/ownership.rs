@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::inbound::{Proxied, ProxyKey};
 use super::{node, wire, Link};
-use crate::protocol::{encode, ServerMsg};
+use crate::protocol::{encode, ErrorCode, ProtoError, ServerMsg};
 use crate::room::{RoomCmd, RoomHandle, Who};
 use crate::store::StoreEvent;
 use crate::Server;
@@ -27,6 +27,24 @@ return 0";
 /// Deletes a lease only if it is still this node's.
 pub(super) const RELEASE: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then
 return redis.call('DEL', KEYS[1]) end return 0";
+/// Redis or PostgreSQL did not answer: where a room runs is not known now. Not the same as no
+/// room: a resume keeps the seat and its client is asked to reconnect (docs/scaling.md,
+/// "Failure and recovery").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unreachable;
+
+impl From<Unreachable> for ProtoError {
+    fn from(_: Unreachable) -> ProtoError {
+        ProtoError::new(
+            ErrorCode::RoomUnavailable,
+            "the cluster cannot tell where the room runs now; try again",
+        )
+    }
+}
+
+/// Where a room runs ([`locate`]): here or elsewhere, `None` for no such room, or not known now.
+pub type Located = Result<Option<RoomHandle>, Unreachable>;
+
 /// Looks at the lease of a room nobody here knows of, and the wait between them.
 const FRESH_LOOKS: u32 = 10;
 const FRESH_WAIT: Duration = Duration::from_millis(50);
@@ -71,7 +89,7 @@ pub(super) async fn leases(server: Arc<Server>, link: Arc<Link>) {
             match r {
                 // Lost (a pause or a cut from Redis longer than the lease, and another node took
                 // the room): this copy stops, its members reconnect to the new owner.
-                0 | -1 if r == -1 || !take_lease(&link, room).await => {
+                0 | -1 if r == -1 || take_lease(&link, room).await != Ok(true) => {
                     tracing::warn!(%room, "cluster: another node holds this room's lease; stopping it here");
                     if let Some(e) = server.lobby.room(room) {
                         e.handle.moved();
@@ -92,7 +110,7 @@ async fn pairing_lease(server: &Server, link: &Link) {
     let key = link.names.pairing();
     let mut redis = link.redis.clone();
     // Taken when free, extended when this node's already.
-    take_key(link, &key).await;
+    let _ = take_key(link, &key).await;
     let Ok(now) = redis::cmd("GET")
         .arg(&key)
         .query_async::<Option<String>>(&mut redis)
@@ -126,14 +144,14 @@ async fn pairing_lease(server: &Server, link: &Link) {
 }
 
 /// `SET NX PX`: whether this node now holds room `room`'s lease.
-async fn take_lease(link: &Link, room: &str) -> bool {
+async fn take_lease(link: &Link, room: &str) -> Result<bool, Unreachable> {
     take_key(link, &link.names.owner_key(room)).await
 }
 
 /// Takes the lease `key` for this node: set when free, or extended when this node's id holds
 /// it already (the same node restarted within a lease); whether it holds it now (an error of
-/// Redis is logged and counts as no).
-pub(super) async fn take_key(link: &Link, key: &str) -> bool {
+/// Redis is logged).
+pub(super) async fn take_key(link: &Link, key: &str) -> Result<bool, Unreachable> {
     let mut redis = link.redis.clone();
     let r: redis::RedisResult<i64> = redis::cmd("EVAL")
         .arg(TAKE)
@@ -143,10 +161,13 @@ pub(super) async fn take_key(link: &Link, key: &str) -> bool {
         .arg(link.lease.as_millis() as u64)
         .query_async(&mut redis)
         .await;
-    if let Err(e) = &r {
-        tracing::warn!(key, "cluster: taking a lease failed: {e}");
+    match r {
+        Ok(taken) => Ok(taken == 1),
+        Err(e) => {
+            tracing::warn!(key, "cluster: taking a lease failed: {e}");
+            Err(Unreachable)
+        }
     }
-    matches!(r, Ok(1))
 }
 
 /// Every half lease: the rooms of other nodes this node knows of (the lobby's, and those its
@@ -194,7 +215,9 @@ pub(super) async fn sweep(server: Arc<Server>, link: Arc<Link>) {
                 None => {
                     let since = missing.get(&room).copied().unwrap_or(now);
                     if now.duration_since(since) >= link.lease {
-                        take_over(&server, &link, &room).await;
+                        if take_over(&server, &link, &room).await.is_err() {
+                            still.insert(room, since); // again at the next round
+                        }
                     } else {
                         still.insert(room, since);
                     }
@@ -211,30 +234,22 @@ pub(super) async fn sweep(server: Arc<Server>, link: Arc<Link>) {
 
 /// Takes room `room` over (its lease is gone): wins the lease, raises the fence (after which
 /// the old owner commits nothing more), reads the game and restores it here. `None` if another
-/// node was faster, or the game has finished (then its lobby entry goes).
-pub async fn take_over(server: &Arc<Server>, link: &Arc<Link>, room: &str) -> Option<RoomHandle> {
+/// node was faster, or the game has finished (then its lobby entry goes). When Redis or the
+/// store fails on the way, the lease is let go and the room left as it was, for a later try.
+pub async fn take_over(server: &Arc<Server>, link: &Arc<Link>, room: &str) -> Located {
     // Never two copies of a room on one node.
     if let Some(e) = server.lobby.room(room) {
-        return Some(e.handle);
+        return Ok(Some(e.handle));
     }
-    if !take_lease(link, room).await {
-        return None;
+    if !take_lease(link, room).await? {
+        return Ok(None);
     }
-    let fenced = server.store.record(StoreEvent::Owner {
-        room_id: room.to_string(),
-        node: link.node.to_string(),
-    });
-    let store = server.store.clone();
-    let id = room.to_string();
-    let game = match fenced.wait().await {
-        Ok(()) => tokio::task::spawn_blocking(move || store.game(&id))
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .flatten(),
+    let game = match read_fenced(server, link, room).await {
+        Ok(game) => game,
         Err(e) => {
-            tracing::warn!(room, "cluster: cannot raise the fence to take a room: {e}");
-            None
+            tracing::warn!(room, "cluster: cannot take a room over now: {e}");
+            link.release(room);
+            return Err(Unreachable);
         }
     };
     let restored = match game {
@@ -267,23 +282,44 @@ pub async fn take_over(server: &Arc<Server>, link: &Arc<Link>, room: &str) -> Op
             link.publish_lobby(&[], &[room.to_string()]);
         }
     }
-    restored
+    Ok(restored)
+}
+
+/// Raises room `room`'s fence for this node, then reads its game (as committed before the
+/// raise: the old owner's batch in flight is waited for).
+async fn read_fenced(
+    server: &Arc<Server>,
+    link: &Link,
+    room: &str,
+) -> Result<Option<crate::store::GameRecord>, String> {
+    let fenced = server.store.record(StoreEvent::Owner {
+        room_id: room.to_string(),
+        node: link.node.to_string(),
+    });
+    fenced.wait().await.map_err(|e| e.to_string())?;
+    let (store, id) = (server.store.clone(), room.to_string());
+    tokio::task::spawn_blocking(move || store.game(&id))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
 }
 
 /// Where room `room` runs: here, on another node (a remote handle), or, when its lease is gone
 /// and `may_take` (a room the lobby lists, or a seat the store says the player holds), here
-/// after taking it over. `None`: no such room.
-pub async fn locate(server: &Arc<Server>, room: &str, may_take: bool) -> Option<RoomHandle> {
+/// after taking it over. `Ok(None)`: no such room; `Err`: Redis or the store did not answer.
+pub async fn locate(server: &Arc<Server>, room: &str, may_take: bool) -> Located {
     if let Some(e) = server.lobby.room(room) {
-        return Some(e.handle);
+        return Ok(Some(e.handle));
     }
-    let link = server.lobby.cluster()?.clone();
+    let Some(link) = server.lobby.cluster().cloned() else {
+        return Ok(None);
+    };
     // A room made a moment ago on another node may not have its lease yet (the node takes it
     // in the background as the creator hears of the room, and the creator can share the id at
     // once): a room nobody here knows of gets a few looks.
     let mut owner = None;
     for look in 0..FRESH_LOOKS {
-        owner = lease_owner(&link, room).await;
+        owner = lease_owner(&link, room).await?;
         if owner.is_some() || may_take || link.owner(room).is_some() {
             break;
         }
@@ -292,59 +328,61 @@ pub async fn locate(server: &Arc<Server>, room: &str, may_take: bool) -> Option<
         }
     }
     let owner = match owner {
-        None if may_take || link.owner(room).is_some() => lease_back(&link, room).await,
+        None if may_take || link.owner(room).is_some() => lease_back(&link, room).await?,
         owner => owner,
     };
     match owner {
         Some(node) if *node != *link.node => {
             link.owners.insert(room.into(), node.into());
-            Some(RoomHandle::remote(room.into(), link))
+            Ok(Some(RoomHandle::remote(room.into(), link)))
         }
         // This node's: taken over meanwhile (by the sweep, or another resume), maybe still
         // being restored.
         Some(_) => settled(server, &link, room).await,
         None if may_take || link.owner(room).is_some() => {
-            match take_over(server, &link, room).await {
-                Some(handle) => Some(handle),
+            match take_over(server, &link, room).await? {
+                Some(handle) => Ok(Some(handle)),
                 None => settled(server, &link, room).await,
             }
         }
-        None => None,
+        None => Ok(None),
     }
 }
 
 /// Where room `room` runs once a takeover of it settles (another task of this node may be
 /// restoring it, or another node have won it): looks up to 20 times, 50 ms apart.
-async fn settled(server: &Arc<Server>, link: &Arc<Link>, room: &str) -> Option<RoomHandle> {
+async fn settled(server: &Arc<Server>, link: &Arc<Link>, room: &str) -> Located {
     for _ in 0..20 {
         if let Some(e) = server.lobby.room(room) {
-            return Some(e.handle);
+            return Ok(Some(e.handle));
         }
-        match lease_owner(link, room).await {
+        match lease_owner(link, room).await? {
             Some(node) if *node != *link.node => {
                 link.owners.insert(room.into(), node.into());
-                return Some(RoomHandle::remote(room.into(), link.clone()));
+                return Ok(Some(RoomHandle::remote(room.into(), link.clone())));
             }
             Some(_) => {}
-            None => return None,
+            None => return Ok(None),
         }
         tokio::time::sleep(FRESH_WAIT).await;
     }
-    None
+    Ok(None)
 }
 
 /// Where room `room` runs once its owner did not give a resume its seat back (a reconnect that
 /// timed out, or answered while the room was still being restored there after a takeover).
 /// An owner whose heartbeat is alive is asked again after a short wait (up to four times);
 /// one that is gone is waited for, up to two leases, until its lease expires or moves, and the
-/// room located again (taken over if nobody did). `None`: no seat to give back.
-pub async fn relocate(server: &Arc<Server>, room: &str, who: &Who) -> Option<RoomHandle> {
-    let link = server.lobby.cluster()?.clone();
+/// room located again (taken over if nobody did). `Ok(None)`: no seat to give back.
+pub async fn relocate(server: &Arc<Server>, room: &str, who: &Who) -> Located {
+    let Some(link) = server.lobby.cluster().cloned() else {
+        return Ok(None);
+    };
     let mut asked = 0;
     for _ in 0..12 {
         tokio::time::sleep(link.lease / 4).await;
         let stale = link.owner(room);
-        let handle = match lease_owner(&link, room).await {
+        let handle = match lease_owner(&link, room).await? {
             Some(owner) if Some(owner.as_str()) == stale.as_deref() => {
                 if !node_alive(&link, &owner).await {
                     continue;
@@ -354,17 +392,20 @@ pub async fn relocate(server: &Arc<Server>, room: &str, who: &Who) -> Option<Roo
             }
             _ => {
                 asked += 1;
-                locate(server, room, true).await?
+                match locate(server, room, true).await? {
+                    Some(handle) => handle,
+                    None => return Ok(None),
+                }
             }
         };
         if handle.reconnect(who.clone()).await {
-            return Some(handle);
+            return Ok(Some(handle));
         }
         if asked >= 4 {
-            return None;
+            return Ok(None);
         }
     }
-    None
+    Ok(None)
 }
 
 /// Whether `node`'s heartbeat is in Redis.
@@ -380,31 +421,33 @@ async fn node_alive(link: &Link, node: &str) -> bool {
 /// A room's lease that is gone may come back: its node is alive and Redis restarted empty (the
 /// node takes its leases again within a third of a lease). Waits up to a lease for that: the
 /// owner then, or `None` (its node is gone).
-async fn lease_back(link: &Link, room: &str) -> Option<String> {
+async fn lease_back(link: &Link, room: &str) -> Result<Option<String>, Unreachable> {
     for _ in 0..6 {
         tokio::time::sleep(link.lease / 6).await;
-        if let Some(owner) = lease_owner(link, room).await {
-            return Some(owner);
+        if let Some(owner) = lease_owner(link, room).await? {
+            return Ok(Some(owner));
         }
     }
-    None
+    Ok(None)
 }
 
-/// The node holding room `room`'s lease (`None` also when Redis cannot be read).
-async fn lease_owner(link: &Link, room: &str) -> Option<String> {
+/// The node holding room `room`'s lease, if any (an error of Redis is logged).
+async fn lease_owner(link: &Link, room: &str) -> Result<Option<String>, Unreachable> {
     let mut redis = link.redis.clone();
     redis::cmd("GET")
         .arg(link.names.owner_key(room))
         .query_async(&mut redis)
         .await
-        .ok()
-        .flatten()
+        .map_err(|e| {
+            tracing::warn!(room, "cluster: reading a lease failed: {e}");
+            Unreachable
+        })
 }
 
 /// At start: which of the store's unfinished games this node restores (those whose lease it
 /// wins, with their fence raised first; the others run on other nodes).
 pub async fn claim_at_start(server: &Arc<Server>, link: &Link, room: &str) -> bool {
-    if !take_lease(link, room).await {
+    if take_lease(link, room).await != Ok(true) {
         return false;
     }
     let fenced = server.store.record(StoreEvent::Owner {

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::Conn;
-use crate::client::CLOSE_TAKEN_OVER;
+use crate::client::{CLOSE_ROOM_MOVED, CLOSE_TAKEN_OVER};
+use crate::cluster::ownership::{locate, relocate, Unreachable};
 use crate::cluster::wire::Op;
 use crate::lobby::Session;
 use crate::pairing::SeekRequest;
@@ -25,11 +26,9 @@ impl Conn {
     /// A room by id: this node's, or in a cluster one another node runs (or, when its node
     /// died, one this node takes over).
     pub(super) async fn room(&self, room_id: &str) -> Result<RoomHandle, ProtoError> {
-        let found = match self.server.lobby.room(room_id) {
-            Some(entry) => Some(entry.handle),
-            None => crate::cluster::ownership::locate(&self.server, room_id, false).await,
-        };
-        found.ok_or_else(|| ProtoError::new(ErrorCode::NoSuchRoom, format!("no room {room_id:?}")))
+        locate(&self.server, room_id, false)
+            .await?
+            .ok_or_else(|| ProtoError::new(ErrorCode::NoSuchRoom, format!("no room {room_id:?}")))
     }
 
     /// Sends `cmd` to a room: one this connection is in through its own handle, any other
@@ -400,27 +399,34 @@ impl Conn {
             re,
         ));
         if resumed {
+            let mut unreachable = false;
             for room_id in session.seats() {
-                let found = match lobby.room(&room_id) {
-                    Some(entry) => Some(entry.handle),
-                    None => crate::cluster::ownership::locate(&self.server, &room_id, true).await,
-                };
-                let back = match found {
-                    Some(handle) if handle.reconnect(self.who(&session)).await => Some(handle),
+                let back = match locate(&self.server, &room_id, true).await {
+                    Ok(Some(handle)) if handle.reconnect(self.who(&session)).await => {
+                        Ok(Some(handle))
+                    }
                     // Its node did not give the seat back: it may have just died (the room then
                     // runs elsewhere once its lease is gone, or here), or be restoring the room.
-                    Some(handle) if !handle.is_local() => {
+                    Ok(Some(handle)) if !handle.is_local() => {
                         let who = self.who(&session);
-                        crate::cluster::ownership::relocate(&self.server, &room_id, &who).await
+                        relocate(&self.server, &room_id, &who).await
                     }
-                    _ => None,
+                    Ok(_) => Ok(None),
+                    Err(e) => Err(e),
                 };
                 match back {
-                    Some(handle) => {
+                    Ok(Some(handle)) => {
                         self.rooms.insert(room_id, handle);
                     }
-                    None => session.remove_seat(&room_id),
+                    Ok(None) => session.remove_seat(&room_id),
+                    // Redis or the store did not answer: the seat stays, for the next try.
+                    Err(Unreachable) => unreachable = true,
                 }
+            }
+            if unreachable {
+                // The client reconnects, and its resume looks again (docs/protocol.md, 1012).
+                self.client
+                    .close(CLOSE_ROOM_MOVED, "a room cannot be reached now; reconnect");
             }
         }
         Ok(())

@@ -320,6 +320,23 @@ impl Client {
         self.expect(expected).await;
     }
 
+    /// The next message, or the close frame (`Err(None)`: the stream ended without one).
+    pub async fn message_or_close(&mut self) -> Result<Value, Option<CloseFrame>> {
+        loop {
+            match tokio::time::timeout(WAIT, self.ws.next())
+                .await
+                .expect("timed out waiting for a message or a close")
+            {
+                Some(Ok(Message::Text(t))) => {
+                    return Ok(serde_json::from_str(t.as_str()).expect("json"))
+                }
+                Some(Ok(Message::Close(f))) => return Err(f),
+                Some(Ok(_)) => continue,
+                Some(Err(_)) | None => return Err(None),
+            }
+        }
+    }
+
     /// Waits for the close frame (skipping other messages); `None` if the stream ends without one.
     pub async fn closed(&mut self) -> Option<CloseFrame> {
         loop {
