@@ -491,6 +491,74 @@ async fn a_resume_while_redis_is_down_keeps_the_seat_and_asks_the_client_to_come
     kill(redis);
 }
 
+#[tokio::test]
+async fn a_room_stuck_on_its_commits_holds_up_no_other_room_of_its_node() {
+    let Some(cluster) = Cluster::new("cluster_busy_room", None) else {
+        return;
+    };
+    let no_rate = "[limits]\nrate_per_sec = 100000.0\nrate_burst = 100000\n";
+    let (_node_a, a) = cluster.node_with("a", no_rate);
+    let (_node_b, b) = cluster.node_with("b", no_rate);
+    let (mut alice, mut bob, mut carol, room, _, _) = spread(a, b, a).await;
+    play_watched(&mut alice, &mut bob, &mut carol, &room, 0..2, 0).await;
+    // A second room on A, made before the commits stop.
+    let (_, other) = create(
+        &mut carol,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
+    )
+    .await;
+    // The test holds the room's fence row: A's commits for the room (and its writer's batch)
+    // wait, so after alice's next move the room waits for its commit and reads no command.
+    let (mut db, conn) = tokio_postgres::connect(&cluster.pg, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let tx = db.transaction().await.unwrap();
+    tx.query(
+        "SELECT fence FROM room_owners WHERE room_id = $1 FOR UPDATE",
+        &[&room],
+    )
+    .await
+    .unwrap();
+    let (x, y) = script(2);
+    alice
+        .send(json!({"type": "move", "id": 2, "room_id": room, "x": x, "y": y}))
+        .await;
+    // bob, on B, sends the stuck room more commands than its queue holds (256).
+    const SYNCS: u64 = 300;
+    for i in 0..SYNCS {
+        bob.send(json!({"type": "sync", "id": 1000 + i, "room_id": room, "since_seq": 2}))
+            .await;
+    }
+    // Behind them in A's inbox (the same connection: B forwards its commands in order), bob
+    // watching the other room is let in at once (before, A's inbox waited for the stuck room,
+    // and the join ended in room_unavailable).
+    bob.send(json!({"type": "join_room", "id": 1, "room_id": other, "as": "spectator"}))
+        .await;
+    let joined = bob.recv_skip(&["room_update"]).await;
+    assert_eq!(
+        (&joined["type"], &joined["room"]["room_id"]),
+        (&json!("room_joined"), &json!(other)),
+        "{joined}"
+    );
+    // The commits go on: the move is acknowledged, and every command bob sent reaches the room,
+    // in order.
+    tx.commit().await.unwrap();
+    let ack = alice.recv_skip(&["room_update"]).await;
+    assert_eq!(
+        (&ack["type"], &ack["re"]),
+        (&json!("move"), &json!(2)),
+        "{ack}"
+    );
+    let mut seen = Vec::new();
+    while (seen.len() as u64) < SYNCS {
+        let v = bob.recv_skip(&["room_update", "move", "lobby"]).await;
+        assert_eq!(v["type"], "synced", "{v}");
+        seen.push(v["re"].as_u64().unwrap());
+    }
+    assert_eq!(seen, (1000..1000 + SYNCS).collect::<Vec<_>>());
+}
+
 /// Move `i` of the script by a player whose opponent is elsewhere: its acknowledgement.
 async fn play_local(mover: &mut Client, room: &str, i: usize) {
     let (x, y) = script(i);

@@ -4,13 +4,13 @@
 
 use std::sync::Arc;
 
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 use super::wire::{self, Cmd, Op, Reply};
 use super::Link;
 use crate::client::ClientHandle;
 use crate::protocol::{encode_error, ErrorCode, ProtoError};
-use crate::room::{RoomCmd, Who};
+use crate::room::{RoomCmd, RoomHandle, Who};
 use crate::Server;
 
 /// Runs a command from a connection of node `from` on the local room it names, answering
@@ -75,7 +75,7 @@ pub(super) async fn command(
         client: proxy.clone(),
     };
     let mut re = cmd.op.re().cloned();
-    let sent = match cmd.op {
+    let room_cmd = match cmd.op {
         Op::Join { as_, re } => {
             let (reply, rx) = oneshot::channel::<Result<crate::room::Joined, ProtoError>>();
             reply_later(link, from, req, async move {
@@ -84,15 +84,12 @@ pub(super) async fn command(
                     Err(_) => Err(gone().into()),
                 })
             });
-            entry
-                .handle
-                .send(RoomCmd::Join {
-                    who,
-                    as_,
-                    re,
-                    reply,
-                })
-                .await
+            RoomCmd::Join {
+                who,
+                as_,
+                re,
+                reply,
+            }
         }
         Op::Leave => {
             let (reply, rx) = oneshot::channel::<Result<(), ProtoError>>();
@@ -102,43 +99,35 @@ pub(super) async fn command(
                     Err(_) => Err(gone().into()),
                 })
             });
-            entry.handle.send(RoomCmd::Leave { who, reply }).await
+            RoomCmd::Leave { who, reply }
         }
         Op::Reconnect => {
             let (reply, rx) = oneshot::channel();
             reply_later(link, from, req, async move {
                 Reply::Reconnected(rx.await.unwrap_or(false))
             });
-            entry.handle.send(RoomCmd::Reconnect { who, reply }).await
+            RoomCmd::Reconnect { who, reply }
         }
         Op::Disconnected => {
             let player_id = who.player_id;
             let conn_id = proxy.conn_id;
             re = None;
-            entry
-                .handle
-                .send(RoomCmd::Disconnected { player_id, conn_id })
-                .await
+            RoomCmd::Disconnected { player_id, conn_id }
         }
-        Op::Move { x, y, re } => entry.handle.send(RoomCmd::Move { who, x, y, re }).await,
-        Op::Resign { re } => entry.handle.send(RoomCmd::Resign { who, re }).await,
-        Op::Sync { since_seq, re } => {
-            let cmd = RoomCmd::Sync { who, since_seq, re };
-            entry.handle.send(cmd).await
-        }
-        Op::Say { text, re } => entry.handle.send(RoomCmd::Say { who, text, re }).await,
-        Op::Offer { kind, re } => entry.handle.send(RoomCmd::Offer { who, kind, re }).await,
+        Op::Move { x, y, re } => RoomCmd::Move { who, x, y, re },
+        Op::Resign { re } => RoomCmd::Resign { who, re },
+        Op::Sync { since_seq, re } => RoomCmd::Sync { who, since_seq, re },
+        Op::Say { text, re } => RoomCmd::Say { who, text, re },
+        Op::Offer { kind, re } => RoomCmd::Offer { who, kind, re },
         Op::Seek { .. } | Op::CancelSeek | Op::AcceptSeek { .. } | Op::ForgetSeeks => return,
-        Op::Respond { kind, accept, re } => {
-            let cmd = RoomCmd::Respond {
-                who,
-                kind,
-                accept,
-                re,
-            };
-            entry.handle.send(cmd).await
-        }
+        Op::Respond { kind, accept, re } => RoomCmd::Respond {
+            who,
+            kind,
+            accept,
+            re,
+        },
     };
+    let sent = deliver(link, &entry.handle, room_cmd);
     if let Some(key) = leaving {
         link.proxies.remove(&key);
     }
@@ -183,6 +172,60 @@ fn pairing(server: &Arc<Server>, link: &Arc<Link>, key: ProxyKey, cmd: Cmd) {
     };
     if let Err((e, re)) = result {
         proxy.send(encode_error(&e, re.as_ref()));
+    }
+}
+
+/// Commands a busy room's lane holds at most; beyond, they are refused (`room_unavailable`).
+const LANE: usize = 1024;
+
+/// Hands `cmd` to room `handle` of this node without waiting: into its queue, or, when that is
+/// full (the room is busy, say waiting for a slow commit), into a lane of its own behind it,
+/// which a task drains in order. The inbox serves every room of this node, so it never waits
+/// for one; and once a room has a lane, its commands all go through it, so none overtakes
+/// another.
+fn deliver(link: &Arc<Link>, handle: &RoomHandle, cmd: RoomCmd) -> Result<(), ProtoError> {
+    use mpsc::error::TrySendError;
+    // The map's read lock is held while a command goes into a lane: a lane is removed under
+    // the write lock, once empty, so nothing is left behind in one.
+    if let Some(lane) = link.lanes.get(&handle.id) {
+        return lane.try_send(cmd).map_err(|e| match e {
+            TrySendError::Full(_) => super::unavailable("is too busy for this command"),
+            TrySendError::Closed(_) => gone(),
+        });
+    }
+    let Some(queue) = handle.local_queue() else {
+        return Err(gone());
+    };
+    match queue.try_send(cmd) {
+        Ok(()) => Ok(()),
+        Err(TrySendError::Closed(_)) => Err(gone()),
+        Err(TrySendError::Full(cmd)) => {
+            let (tx, rx) = mpsc::channel(LANE);
+            let _ = tx.try_send(cmd);
+            link.lanes.insert(handle.id.clone(), tx);
+            tokio::spawn(drain(link.clone(), handle.clone(), rx));
+            Ok(())
+        }
+    }
+}
+
+/// Feeds a busy room its lane's commands in order, waiting for room in its queue; ends (and
+/// the lane goes) once the lane is empty, or the room has closed.
+async fn drain(link: Arc<Link>, handle: RoomHandle, mut lane: mpsc::Receiver<RoomCmd>) {
+    loop {
+        while let Ok(cmd) = lane.try_recv() {
+            if handle.send(cmd).await.is_err() {
+                link.lanes.remove(&handle.id);
+                return;
+            }
+        }
+        if link
+            .lanes
+            .remove_if(&handle.id, |_, _| lane.is_empty())
+            .is_some()
+        {
+            return;
+        }
     }
 }
 

@@ -82,6 +82,8 @@ pub struct Link {
     pub(crate) seekers: DashMap<u64, (), ahash::RandomState>,
     /// The stand-ins here of other nodes' connections in this node's rooms.
     pub(crate) proxies: DashMap<inbound::ProxyKey, inbound::Proxied, ahash::RandomState>,
+    /// Other nodes' commands for busy rooms of this node, in order (see `inbound::deliver`).
+    pub(crate) lanes: DashMap<Arc<str>, mpsc::Sender<RoomCmd>, ahash::RandomState>,
     metrics: Arc<Metrics>,
 }
 
@@ -146,6 +148,7 @@ impl Link {
             owners: DashMap::default(),
             members: DashMap::default(),
             proxies: DashMap::default(),
+            lanes: DashMap::default(),
             leader: parking_lot::RwLock::new(None),
             remote_seeks: parking_lot::Mutex::new(None),
             seekers: DashMap::default(),

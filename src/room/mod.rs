@@ -407,6 +407,14 @@ impl RoomHandle {
         }
     }
 
+    /// The command queue of a room of this process (`None` for another node's room).
+    pub(crate) fn local_queue(&self) -> Option<&mpsc::Sender<RoomCmd>> {
+        match &self.route {
+            Route::Local { tx, .. } => Some(tx),
+            Route::Remote { .. } => None,
+        }
+    }
+
     /// Join and wait for the outcome.
     pub async fn join(
         &self,
