@@ -29,7 +29,7 @@ pub use leaderboard::Leader;
 use crate::accounts::Accounts;
 use crate::config::{BotConfig, RatingsConfig};
 use crate::protocol::{Outcome, Seat};
-use crate::store::{RatingRow, SeatRecord};
+use crate::store::{RatingRow, RowChange, SeatRecord};
 
 /// Above this deviation a rating is shown as provisional (lichess's bound).
 pub const PROVISIONAL_DEVIATION: f64 = 110.0;
@@ -172,8 +172,14 @@ impl Ratings {
                 tracing::warn!(family = %r.family, "stored rating of an unknown family skipped");
                 continue;
             };
+            // Another node's rows may arrive out of order (each node publishes its own): a row
+            // never replaces one with more games.
+            let key = (Arc::<str>::from(r.player_id), family);
+            if book.get(&key).is_some_and(|s| s.games > r.games) {
+                continue;
+            }
             book.insert(
-                (r.player_id.into(), family),
+                key,
                 Standing {
                     glicko: Glicko2Rating {
                         rating: r.rating,
@@ -340,6 +346,16 @@ impl Ratings {
                 _ => s.losses += 1,
             }
             s.last_ms = now_ms;
+            let won = matches!(
+                (result, seat),
+                (Outcome::X, Seat::X) | (Outcome::O, Seat::O)
+            );
+            let change = RowChange {
+                rating: a.rating - b.rating,
+                wins: u32::from(won),
+                draws: u32::from(result == Outcome::Draw),
+                losses: u32::from(!won && result != Outcome::Draw),
+            };
             rows.push(RatingRow {
                 player_id: id.to_string(),
                 family: family.to_string(),
@@ -351,6 +367,7 @@ impl Ratings {
                 draws: s.draws,
                 losses: s.losses,
                 last_ms: now_ms,
+                change,
             });
             let (before, after) = (b.rating.round() as i64, a.rating.round() as i64);
             Change {
@@ -418,6 +435,31 @@ mod tests {
         rules: RuleFamily::Caro,
         speed: Speed::Blitz,
     };
+
+    #[test]
+    fn a_row_never_replaces_one_with_more_games() {
+        let r = ratings();
+        let (first, second) = (
+            r.settle(FAMILY, &[human("a"), human("b")], [2, 2], Outcome::X, 1)
+                .unwrap(),
+            r.settle(FAMILY, &[human("a"), human("b")], [2, 2], Outcome::X, 2)
+                .unwrap(),
+        );
+        assert_eq!(second.rows[0].change.wins, 1);
+        // The first game's rows arrive late (another node's frame): they are older.
+        r.load(first.rows);
+        let a = r.standing("a", FAMILY);
+        assert_eq!(
+            (a.games, a.wins, a.glicko.rating),
+            (2, 2, second.rows[0].rating)
+        );
+        // Rows of as many games replace the book's (what the database says, at start).
+        r.load(vec![RatingRow {
+            rating: 1234.0,
+            ..second.rows[0].clone()
+        }]);
+        assert_eq!(r.standing("a", FAMILY).glicko.rating, 1234.0);
+    }
 
     #[test]
     fn who_is_rated() {

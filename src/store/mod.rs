@@ -34,7 +34,7 @@ use tokio::sync::oneshot;
 use crate::protocol::{Cell, Outcome, Reason, Seat, TimeControl};
 
 pub use memory::{MemoryStore, NullStore};
-pub use ratings::{PlayerRecord, RatingHistoryRow, RatingRow};
+pub use ratings::{PlayerRecord, RatingHistoryRow, RatingRow, RowChange};
 pub use records::{
     Cursor, GamePlayers, GameQuery, GameRecord, GameSummary, MoveRecord, Restored, RestoredSession,
 };

@@ -28,6 +28,23 @@ pub struct RatingRow {
     pub losses: u32,
     /// Unix ms of the last rated game in the family (this one).
     pub last_ms: i64,
+    /// What this game changed (zero in rows read back): a store whose row another node changed
+    /// meanwhile adds it to the row instead of replacing the row (PostgreSQL).
+    #[serde(default)]
+    pub change: RowChange,
+}
+
+/// One game's change of a rating row.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RowChange {
+    /// Rating after the game less rating before it.
+    pub rating: f64,
+    /// 1 if the game was won, else 0.
+    pub wins: u32,
+    /// 1 if drawn.
+    pub draws: u32,
+    /// 1 if lost.
+    pub losses: u32,
 }
 
 /// One rated game in an account's history.

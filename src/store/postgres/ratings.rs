@@ -3,7 +3,7 @@
 
 use deadpool_postgres::Client;
 
-use crate::store::{PlayerRecord, RatingHistoryRow, RatingRow, StoreError};
+use crate::store::{PlayerRecord, RatingHistoryRow, RatingRow, RowChange, StoreError};
 
 /// A count column, as the store's rows keep it.
 fn count(v: i64) -> u32 {
@@ -32,6 +32,7 @@ pub(super) async fn all(client: &Client) -> Result<Vec<RatingRow>, StoreError> {
             draws: count(r.get(7)),
             losses: count(r.get(8)),
             last_ms: r.get(9),
+            change: RowChange::default(),
         })
         .collect())
 }

@@ -6,7 +6,7 @@ use super::testing::fresh_database;
 use super::*;
 use crate::protocol::{Outcome, Reason, TimeControl};
 use crate::store::sqlite::SqliteStore;
-use crate::store::{AccountEvent, ForfeitRecord, GameCreated, RatingRow};
+use crate::store::{AccountEvent, ForfeitRecord, GameCreated, RatingRow, RowChange};
 
 fn created(id: &str, player: &str, casual: bool, time_control: TimeControl) -> StoreEvent {
     StoreEvent::Created(GameCreated {
@@ -192,6 +192,11 @@ fn rated_result(games: u32) -> StoreEvent {
             draws: 0,
             losses: 0,
             last_ms: 1_700_000_000_000,
+            change: RowChange {
+                rating: 162.3,
+                wins: 1,
+                ..RowChange::default()
+            },
         }],
     }
 }
@@ -484,5 +489,101 @@ fn a_username_claimed_through_one_node_is_taken_for_the_other() {
     assert_eq!(
         a.claim_account(&new("p2", "Eve")).unwrap(),
         AccountClaim::Written
+    );
+}
+
+#[test]
+fn two_rated_games_of_one_account_ending_together_on_two_nodes_both_count() {
+    let Some(url) = fresh_database("rating_race") else {
+        return;
+    };
+    let (a, b) = (
+        PostgresStore::open(&url).unwrap(),
+        PostgresStore::open(&url).unwrap(),
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let commit = |store: &PostgresStore, e: StoreEvent| rt.block_on(store.record(e).wait());
+    commit(
+        &a,
+        StoreEvent::Account(AccountEvent::Created {
+            player_id: "p1".into(),
+            username: "Ann".into(),
+            username_key: "ann".into(),
+            phc: "phc".into(),
+        }),
+    )
+    .unwrap();
+    // p1's row after one game, as both nodes' books have it; then a game on each node, each
+    // settled from that row.
+    let row = |rating: f64, games: u32, w: u32, l: u32, change: RowChange| RatingRow {
+        player_id: "p1".into(),
+        family: "freestyle-untimed".into(),
+        rating,
+        deviation: 200.0,
+        volatility: 0.06,
+        games,
+        wins: w,
+        draws: 0,
+        losses: l,
+        last_ms: 1_700_000_000_000 + i64::from(games),
+        change,
+    };
+    let result = |id: &str, result: Outcome, r: RatingRow| StoreEvent::Result {
+        room_id: id.into(),
+        seq: 5,
+        result,
+        reason: Reason::Resign,
+        forfeit: None,
+        ratings: vec![r],
+    };
+    let won = |rating| RowChange {
+        rating,
+        wins: 1,
+        ..RowChange::default()
+    };
+    for (store, id) in [(&a, "g0"), (&a, "g1"), (&b, "g2")] {
+        commit(store, created(id, "p1", false, TimeControl::None)).unwrap();
+    }
+    commit(
+        &a,
+        result("g0", Outcome::X, row(1600.0, 1, 1, 0, won(100.0))),
+    )
+    .unwrap();
+    let lost = RowChange {
+        rating: -40.0,
+        losses: 1,
+        ..RowChange::default()
+    };
+    commit(
+        &a,
+        result("g1", Outcome::X, row(1650.0, 2, 2, 0, won(50.0))),
+    )
+    .unwrap();
+    commit(&b, result("g2", Outcome::O, row(1560.0, 2, 1, 1, lost))).unwrap();
+    // Both count: the second is added to the row the first left.
+    let now = b.ratings().unwrap();
+    assert_eq!(
+        now,
+        [RatingRow {
+            last_ms: 1_700_000_000_002,
+            change: RowChange::default(),
+            ..row(1610.0, 3, 2, 1, RowChange::default())
+        }]
+    );
+    let history: Vec<_> = a
+        .rating_history("p1")
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.game_id, h.rating))
+        .collect();
+    assert_eq!(
+        history,
+        [
+            ("g0".to_string(), 1600.0),
+            ("g1".to_string(), 1650.0),
+            ("g2".to_string(), 1610.0)
+        ]
     );
 }

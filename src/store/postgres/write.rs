@@ -293,56 +293,86 @@ pub(super) const PURGE_SESSIONS: &str =
      SELECT s.player_id FROM seats s JOIN games g ON g.id = s.game_id
      WHERE g.finished_at IS NULL AND s.player_id IS NOT NULL)";
 
-/// A finished game's rating rows (`StoreEvent::Result`'s `ratings`). The current row is
-/// replaced only by one with more games, as in SQLite (`src/store/sqlite/ratings.rs`).
+/// A finished game's rating rows (`StoreEvent::Result`'s `ratings`), each computed from the
+/// row as its node's book had it. When the row is still that one (it has one game fewer), it is
+/// replaced, as in SQLite (`src/store/sqlite/ratings.rs`). When another node wrote a game of the
+/// same account meanwhile (two rated games ending together on two nodes), this game's change is
+/// added to the row instead, so neither game is lost (docs/scaling.md, "Identities"). The
+/// history row has the rating the row ends with.
 async fn write_ratings(
     tx: &Transaction<'_>,
     game_id: &str,
     rows: &[RatingRow],
     at: i64,
 ) -> Result<(), tokio_postgres::Error> {
-    for r in rows {
-        let counts = [r.games, r.wins, r.draws, r.losses].map(i64::from);
-        exec(
-            tx,
+    let upsert = tx
+        .prepare_cached(
             "INSERT INTO ratings (player_id, family, rating, deviation, volatility, games, wins,
                  draws, losses, last_ms)
              SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
              WHERE EXISTS (SELECT 1 FROM accounts WHERE player_id = $1)
-             ON CONFLICT (player_id, family) DO UPDATE SET rating = excluded.rating,
-                 deviation = excluded.deviation, volatility = excluded.volatility,
-                 games = excluded.games, wins = excluded.wins, draws = excluded.draws,
-                 losses = excluded.losses, last_ms = excluded.last_ms
-             WHERE excluded.games > ratings.games",
-            &[
-                &r.player_id,
-                &r.family,
-                &r.rating,
-                &r.deviation,
-                &r.volatility,
-                &counts[0],
-                &counts[1],
-                &counts[2],
-                &counts[3],
-                &r.last_ms,
-            ],
+             ON CONFLICT (player_id, family) DO UPDATE SET
+                 rating = CASE WHEN ratings.games = excluded.games - 1 THEN excluded.rating
+                     ELSE ratings.rating + $11 END,
+                 deviation = CASE WHEN ratings.games = excluded.games - 1
+                     THEN excluded.deviation
+                     ELSE LEAST(ratings.deviation, excluded.deviation) END,
+                 volatility = excluded.volatility,
+                 games = CASE WHEN ratings.games = excluded.games - 1 THEN excluded.games
+                     ELSE ratings.games + 1 END,
+                 wins = CASE WHEN ratings.games = excluded.games - 1 THEN excluded.wins
+                     ELSE ratings.wins + $12 END,
+                 draws = CASE WHEN ratings.games = excluded.games - 1 THEN excluded.draws
+                     ELSE ratings.draws + $13 END,
+                 losses = CASE WHEN ratings.games = excluded.games - 1 THEN excluded.losses
+                     ELSE ratings.losses + $14 END,
+                 last_ms = GREATEST(ratings.last_ms, excluded.last_ms)
+             RETURNING rating, deviation, volatility",
         )
         .await?;
+    for r in rows {
+        let counts = [r.games, r.wins, r.draws, r.losses].map(i64::from);
+        let c = &r.change;
+        let added = [c.wins, c.draws, c.losses].map(i64::from);
+        let Some(now) = tx
+            .query_opt(
+                &upsert,
+                &[
+                    &r.player_id,
+                    &r.family,
+                    &r.rating,
+                    &r.deviation,
+                    &r.volatility,
+                    &counts[0],
+                    &counts[1],
+                    &counts[2],
+                    &counts[3],
+                    &r.last_ms,
+                    &c.rating,
+                    &added[0],
+                    &added[1],
+                    &added[2],
+                ],
+            )
+            .await?
+        else {
+            continue; // no such account
+        };
+        let (rating, deviation, volatility): (f64, f64, f64) = (now.get(0), now.get(1), now.get(2));
         exec(
             tx,
             "INSERT INTO rating_history (player_id, family, game_id, at_ms, rating, deviation,
                  volatility)
-             SELECT $1, $2, $3, $4, $5, $6, $7
-             WHERE EXISTS (SELECT 1 FROM accounts WHERE player_id = $1)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
              ON CONFLICT DO NOTHING",
             &[
                 &r.player_id,
                 &r.family,
                 &game_id,
                 &at,
-                &r.rating,
-                &r.deviation,
-                &r.volatility,
+                &rating,
+                &deviation,
+                &volatility,
             ],
         )
         .await?;

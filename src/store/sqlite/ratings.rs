@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
-use crate::store::{PlayerRecord, RatingHistoryRow, RatingRow};
+use crate::store::{PlayerRecord, RatingHistoryRow, RatingRow, RowChange};
 
 /// Writes a finished game's rating rows (called in the result's transaction, only when the
 /// result was written). The current row is replaced only by one with more games: when two
@@ -73,6 +73,7 @@ pub(super) fn all(conn: &Connection) -> rusqlite::Result<Vec<RatingRow>> {
             draws: r.get(7)?,
             losses: r.get(8)?,
             last_ms: r.get(9)?,
+            change: RowChange::default(),
         })
     })?
     .collect()
