@@ -587,3 +587,59 @@ fn two_rated_games_of_one_account_ending_together_on_two_nodes_both_count() {
         ]
     );
 }
+
+#[test]
+fn the_fences_of_games_finished_long_ago_go_with_the_session_purge() {
+    let Some(url) = fresh_database("fence_purge") else {
+        return;
+    };
+    let store = PostgresStore::open(&url).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let commit = |e: StoreEvent| rt.block_on(store.record(e).wait());
+    for id in ["done", "live"] {
+        commit(StoreEvent::Owner {
+            room_id: id.into(),
+            node: "a".into(),
+        })
+        .unwrap();
+        commit(created(id, "p1", false, TimeControl::None)).unwrap();
+        commit(mv(id, 1, [7, 7], None)).unwrap();
+    }
+    commit(StoreEvent::Result {
+        room_id: "done".into(),
+        seq: 2,
+        result: Outcome::X,
+        reason: Reason::Resign,
+        forfeit: None,
+        ratings: Vec::new(),
+    })
+    .unwrap();
+    let fences = || {
+        let pool = store.pool.clone();
+        store
+            .block(async move {
+                let client = pool.get().await?;
+                let rows = client
+                    .query("SELECT room_id FROM room_owners ORDER BY room_id", &[])
+                    .await?;
+                Ok(rows
+                    .iter()
+                    .map(|r| r.get::<_, String>(0))
+                    .collect::<Vec<_>>())
+            })
+            .unwrap()
+    };
+    assert_eq!(fences(), ["done", "live"]);
+    // A purge of what is older than now: the finished game's fence goes, the live one's stays.
+    commit(StoreEvent::SessionsExpired {
+        updated_before: crate::store::now_ms() + 1,
+    })
+    .unwrap();
+    assert_eq!(fences(), ["live"]);
+    // This store still holds the gone fence: anything more for that room is refused.
+    let err = commit(mv("done", 2, [0, 0], None)).unwrap_err();
+    assert!(err.to_string().contains("fenced"), "{err}");
+    commit(mv("live", 2, [8, 8], None)).unwrap();
+}

@@ -218,13 +218,27 @@ pub(super) async fn write_event(
             if gone > 0 {
                 tracing::debug!(rows = gone, "expired sessions deleted");
             }
+            // The fences of games finished as long ago: no node commits for them any more (a
+            // node that still held one finds no row, which refuses its commit like a raised
+            // fence would).
+            let gone = exec(
+                tx,
+                "DELETE FROM room_owners o USING games g
+                 WHERE g.id = o.room_id AND g.finished_at < $1",
+                &[updated_before],
+            )
+            .await?;
+            if gone > 0 {
+                tracing::debug!(rows = gone, "fences of finished games deleted");
+            }
         }
     }
     Ok(())
 }
 
-/// Tolerant like the rest: a username taken twice cannot reach here (the accounts map checks
-/// it first), and must not fail other rooms' moves in the batch if it did.
+/// Tolerant like the rest: the server writes a new account through `claim_account` (the
+/// uniqueness check), not here; an `AccountEvent::Created` that comes here anyway must not
+/// fail other rooms' moves in the batch.
 async fn write_account(
     tx: &Transaction<'_>,
     a: &AccountEvent,
