@@ -932,6 +932,33 @@ async fn seekers_on_different_nodes_are_paired() {
     }
     seats.sort_by_key(|s| s.to_string());
     assert_eq!(seats, [json!("o"), json!("x")]);
+    // A seek cancelled on either node (one of them is not the pairing node, which answers
+    // for it) is answered with its id, and leaves the list.
+    for (node, name) in [(a, "eve"), (b, "fay")] {
+        let (mut c, _) = hello(node, name).await;
+        seek(&mut c, 4).await;
+        seeks_become(&mut dave, |seeks| {
+            seeks.len() == 1 && seeks[0]["name"] == name
+        })
+        .await;
+        c.ask(
+            json!({"type": "cancel_seek", "id": 5}),
+            json!({"type": "seek_cancelled", "re": 5}),
+        )
+        .await;
+        seeks_become(&mut dave, |seeks| seeks.is_empty()).await;
+    }
+}
+
+/// Reads lobby watcher `c`'s messages until a `seeks` list passes `check` (at most 20).
+async fn seeks_become(c: &mut Client, check: impl Fn(&Vec<Value>) -> bool) {
+    for _ in 0..20 {
+        let v = c.recv().await;
+        if v["type"] == "seeks" && check(v["seeks"].as_array().unwrap()) {
+            return;
+        }
+    }
+    panic!("the seeks list never became as expected");
 }
 
 #[tokio::test]

@@ -9,7 +9,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::wire::{self, Cmd, Op, Reply};
 use super::Link;
 use crate::client::ClientHandle;
-use crate::protocol::{encode_error, ErrorCode, ProtoError};
+use crate::protocol::{encode, encode_error, ErrorCode, ProtoError, ServerMsg};
 use crate::room::{RoomCmd, RoomHandle, Who};
 use crate::Server;
 
@@ -26,7 +26,7 @@ pub(super) async fn command(
     let key = (room.clone(), Arc::<str>::from(from), cmd.conn);
     if matches!(
         cmd.op,
-        Op::Seek { .. } | Op::CancelSeek | Op::AcceptSeek { .. } | Op::ForgetSeeks
+        Op::Seek { .. } | Op::CancelSeek { .. } | Op::AcceptSeek { .. } | Op::ForgetSeeks
     ) {
         return pairing(server, link, key, cmd);
     }
@@ -119,7 +119,7 @@ pub(super) async fn command(
         Op::Sync { since_seq, re } => RoomCmd::Sync { who, since_seq, re },
         Op::Say { text, re } => RoomCmd::Say { who, text, re },
         Op::Offer { kind, re } => RoomCmd::Offer { who, kind, re },
-        Op::Seek { .. } | Op::CancelSeek | Op::AcceptSeek { .. } | Op::ForgetSeeks => return,
+        Op::Seek { .. } | Op::CancelSeek { .. } | Op::AcceptSeek { .. } | Op::ForgetSeeks => return,
         Op::Respond { kind, accept, re } => RoomCmd::Respond {
             who,
             kind,
@@ -164,8 +164,9 @@ fn pairing(server: &Arc<Server>, link: &Arc<Link>, key: ProxyKey, cmd: Cmd) {
             .pairing
             .accept(who, &seek_id, re.as_ref())
             .map_err(|e| (e, re)),
-        Op::CancelSeek => {
+        Op::CancelSeek { re } => {
             server.pairing.cancel(&who.player_id);
+            proxy.send(encode(&ServerMsg::SeekCancelled {}, re.as_ref()));
             Ok(())
         }
         _ => Ok(()),

@@ -489,7 +489,7 @@ impl Link {
             Op::Seek { .. } => {
                 self.seekers.insert(conn, ());
             }
-            Op::CancelSeek | Op::ForgetSeeks => {
+            Op::CancelSeek { .. } | Op::ForgetSeeks => {
                 self.seekers.remove(&conn);
             }
             _ => {}

@@ -174,8 +174,13 @@ pub enum Op {
         /// Message id.
         re: Option<Value>,
     },
-    /// A `cancel_seek`.
-    CancelSeek,
+    /// A `cancel_seek`: the pairing node answers it (`seek_cancelled`) through the same
+    /// stand-in as `paired`, so a pairing made before the cancel is heard of first.
+    CancelSeek {
+        /// Message id.
+        #[serde(default)]
+        re: Option<Value>,
+    },
     /// An `accept_seek`.
     AcceptSeek {
         /// Which.
@@ -199,8 +204,9 @@ impl Op {
             | Op::Offer { re, .. }
             | Op::Respond { re, .. }
             | Op::Seek { re, .. }
-            | Op::AcceptSeek { re, .. } => re.as_ref(),
-            Op::Leave | Op::Reconnect | Op::Disconnected | Op::CancelSeek | Op::ForgetSeeks => None,
+            | Op::AcceptSeek { re, .. }
+            | Op::CancelSeek { re } => re.as_ref(),
+            Op::Leave | Op::Reconnect | Op::Disconnected | Op::ForgetSeeks => None,
         }
     }
 }

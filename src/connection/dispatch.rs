@@ -200,17 +200,17 @@ impl Conn {
                     _ => self.server.pairing.request(who, req, re)?,
                 }
             }
-            ClientMsg::CancelSeek {} => {
-                match self.server.lobby.cluster() {
-                    Some(link) if !link.pairs_here()? => {
-                        link.forward_pairing(&self.who(&session), Op::CancelSeek)?;
-                    }
-                    _ => {
-                        self.server.pairing.cancel(&session.player_id);
-                    }
+            ClientMsg::CancelSeek {} => match self.server.lobby.cluster() {
+                // The pairing node answers, after any `paired` it sent first.
+                Some(link) if !link.pairs_here()? => {
+                    let op = Op::CancelSeek { re: re.cloned() };
+                    link.forward_pairing(&self.who(&session), op)?;
                 }
-                reply(ServerMsg::SeekCancelled {});
-            }
+                _ => {
+                    self.server.pairing.cancel(&session.player_id);
+                    reply(ServerMsg::SeekCancelled {});
+                }
+            },
             ClientMsg::AcceptSeek { seek_id } => {
                 let who = self.who(&session);
                 match self.server.lobby.cluster() {
