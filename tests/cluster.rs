@@ -376,22 +376,40 @@ fn redis_server(port: u16, dir: &std::path::Path) -> Proc {
     panic!("redis-server did not start");
 }
 
-#[tokio::test]
-async fn a_redis_restart_mid_game_loses_no_acknowledged_move() {
-    if redis_url("cluster_redis_restart").is_none() {
-        return;
+/// A `redis-server` of the test's own, on a free port, that the test can kill and start again.
+struct OwnRedis {
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl OwnRedis {
+    fn start(&self) -> Proc {
+        redis_server(self.port, self.dir.path())
     }
+}
+
+/// A cluster on a Redis of the test's own, started: the cluster, that Redis and its process.
+fn with_own_redis(test: &str) -> Option<(Cluster, OwnRedis, Proc)> {
+    redis_url(test)?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
-    let redis_dir = tempfile::tempdir().unwrap();
-    let url = format!("redis://127.0.0.1:{port}");
-    let Some(cluster) = Cluster::new("cluster_redis_restart", Some(url)) else {
+    let own = OwnRedis {
+        port,
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let cluster = Cluster::new(test, Some(format!("redis://127.0.0.1:{port}")))?;
+    let redis = own.start();
+    Some((cluster, own, redis))
+}
+
+#[tokio::test]
+async fn a_redis_restart_mid_game_loses_no_acknowledged_move() {
+    let Some((cluster, own, redis)) = with_own_redis("cluster_redis_restart") else {
         return;
     };
-    let redis = redis_server(port, redis_dir.path());
     let (node_a, a) = cluster.node("a");
     let (node_b, b) = cluster.node("b");
     let (mut alice, mut bob, mut carol, room, _, wb) = spread(a, b, a).await;
@@ -400,7 +418,7 @@ async fn a_redis_restart_mid_game_loses_no_acknowledged_move() {
     // alice's move while Redis is down: the room's node commits and acknowledges it (bob on
     // the other node does not hear of it yet).
     play_local(&mut alice, &room, 4).await;
-    let redis = redis_server(port, redis_dir.path());
+    let redis = own.start();
     // Back: B asks bob to reconnect, and he finds the move.
     moved_away(&mut bob).await;
     let (mut bob, _, joined) = resume(b, &token(&wb)).await;
@@ -421,20 +439,9 @@ async fn a_redis_restart_mid_game_loses_no_acknowledged_move() {
 
 #[tokio::test]
 async fn a_resume_while_redis_is_down_keeps_the_seat_and_asks_the_client_to_come_back() {
-    if redis_url("cluster_resume_redis_down").is_none() {
-        return;
-    }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let redis_dir = tempfile::tempdir().unwrap();
-    let url = format!("redis://127.0.0.1:{port}");
-    let Some(cluster) = Cluster::new("cluster_resume_redis_down", Some(url)) else {
+    let Some((cluster, own, redis)) = with_own_redis("cluster_resume_redis_down") else {
         return;
     };
-    let redis = redis_server(port, redis_dir.path());
     let (node_a, a) = cluster.node("a");
     let (node_b, b) = cluster.node("b");
     let (mut alice, mut bob, mut carol, room, wa, _) = spread(a, b, a).await;
@@ -457,7 +464,7 @@ async fn a_resume_while_redis_is_down_keeps_the_seat_and_asks_the_client_to_come
     assert_eq!(u16::from(closed.code), 1012, "{closed:?}");
     // Redis back (empty: A's lease and heartbeat are gone). Her next tries find the room, taken
     // over by B, with its four moves; until B has reconnected to Redis they get 1012 again.
-    let redis = redis_server(port, redis_dir.path());
+    let redis = own.start();
     let mut joined = None;
     'tries: for _ in 0..40 {
         let mut c = connect(b).await;

@@ -403,16 +403,20 @@ fn after_its_connections_are_dropped_the_store_commits_again_on_new_ones() {
     assert_eq!(g.moves.last().map(|m| m.seq), Some(seq), "{g:?}");
 }
 
+/// Two nodes' stores on one fresh database.
+fn two_nodes(test: &str) -> Option<(PostgresStore, PostgresStore)> {
+    let url = fresh_database(test)?;
+    Some((
+        PostgresStore::open(&url).unwrap(),
+        PostgresStore::open(&url).unwrap(),
+    ))
+}
+
 #[test]
 fn a_node_whose_room_another_node_took_commits_nothing_more_for_it() {
-    let Some(url) = fresh_database("fenced_commits") else {
+    let Some((a, b)) = two_nodes("fenced_commits") else {
         return;
     };
-    // Two nodes' stores on one database.
-    let (a, b) = (
-        PostgresStore::open(&url).unwrap(),
-        PostgresStore::open(&url).unwrap(),
-    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
@@ -448,13 +452,9 @@ fn a_node_whose_room_another_node_took_commits_nothing_more_for_it() {
 
 #[test]
 fn a_username_claimed_through_one_node_is_taken_for_the_other() {
-    let Some(url) = fresh_database("claimed_usernames") else {
+    let Some((a, b)) = two_nodes("claimed_usernames") else {
         return;
     };
-    let (a, b) = (
-        PostgresStore::open(&url).unwrap(),
-        PostgresStore::open(&url).unwrap(),
-    );
     let new = |player: &str, name: &str| NewAccount {
         player_id: player.into(),
         username: name.into(),
@@ -494,13 +494,9 @@ fn a_username_claimed_through_one_node_is_taken_for_the_other() {
 
 #[test]
 fn two_rated_games_of_one_account_ending_together_on_two_nodes_both_count() {
-    let Some(url) = fresh_database("rating_race") else {
+    let Some((a, b)) = two_nodes("rating_race") else {
         return;
     };
-    let (a, b) = (
-        PostgresStore::open(&url).unwrap(),
-        PostgresStore::open(&url).unwrap(),
-    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
