@@ -8,6 +8,9 @@ import { TIME_CONTROLS, timeControlOf, timeControlText } from "./clock.js";
 import { seatText } from "./seats.js";
 import { t, has, errorText } from "./i18n.js";
 
+// How long the page waits for `seek_cancelled` before it shows the seek as cancelled.
+const CANCEL_WAIT_MS = 5000;
+
 const $ = (sel) => document.querySelector(sel);
 const seek = { id: null, list: [] };
 let deps = null;
@@ -58,7 +61,9 @@ export function initSeek(conn, onError, onPaired) {
   });
   $("#seek-cancel").addEventListener("click", async () => {
     try {
-      await conn.request("cancel_seek");
+      // In a cluster another node answers; should that answer be lost (the node died), the
+      // seek is over for us anyway after a few seconds.
+      await Promise.race([conn.request("cancel_seek"), new Promise((done) => setTimeout(done, CANCEL_WAIT_MS))]);
     } catch {
       // no seek any more: nothing to cancel
     }

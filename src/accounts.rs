@@ -322,8 +322,12 @@ impl Accounts {
         if let Some(refused) = refused {
             self.by_key
                 .remove_if(&key, |_, held| Arc::ptr_eq(held, &account));
-            // What another node wrote: a login here finds it.
+            // What another node wrote: a login here finds it; and when this session's player
+            // registered on another node meanwhile, the session is that account here too.
             self.refresh(&key).await;
+            if claim == Ok(AccountClaim::AlreadyAccount) {
+                self.adopt_token(token_hash).await;
+            }
             return Err(refused);
         }
         self.by_player.insert(player_id.clone(), account.clone());
@@ -389,6 +393,18 @@ impl Accounts {
                 username: stored.username.into(),
                 phc: Mutex::new(stored.phc),
             })),
+        }
+    }
+
+    /// Binds `token_hash` to the account the store has it bound to, if any (another node bound
+    /// it, or this node before a restart). A store that cannot answer leaves memory as it is.
+    pub async fn adopt_token(&self, token_hash: &str) {
+        let (store, hash) = (self.store.clone(), token_hash.to_string());
+        match tokio::task::spawn_blocking(move || store.account_of_token(&hash)).await {
+            Ok(Ok(Some(stored))) => self.adopt(stored, token_hash.to_string()),
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => tracing::warn!("store: looking up a token's account failed: {e}"),
+            Err(e) => tracing::warn!("store: looking up a token's account failed: {e}"),
         }
     }
 

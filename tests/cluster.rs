@@ -531,6 +531,28 @@ async fn a_room_stuck_on_its_commits_holds_up_no_other_room_of_its_node() {
     alice
         .send(json!({"type": "move", "id": 2, "room_id": room, "x": x, "y": y}))
         .await;
+    // The move's commit waits for the row (A's writer waits on a lock in this database).
+    let (watcher, conn) = tokio_postgres::connect(&cluster.pg, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let mut waiting = 0;
+    for _ in 0..200 {
+        waiting = watcher
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity
+                 WHERE wait_event_type = 'Lock' AND datname = current_database()",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get::<_, i64>(0);
+        if waiting > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(waiting > 0, "the move's commit never waited for the row");
     // bob, on B, sends the stuck room more commands than its queue holds (256).
     const SYNCS: u64 = 300;
     for i in 0..SYNCS {

@@ -188,44 +188,65 @@ fn deliver(link: &Arc<Link>, handle: &RoomHandle, cmd: RoomCmd) -> Result<(), Pr
     use mpsc::error::TrySendError;
     // The map's read lock is held while a command goes into a lane: a lane is removed under
     // the write lock, once empty, so nothing is left behind in one.
-    if let Some(lane) = link.lanes.get(&handle.id) {
-        return lane.try_send(cmd).map_err(|e| match e {
-            TrySendError::Full(_) => super::unavailable("is too busy for this command"),
-            TrySendError::Closed(_) => gone(),
-        });
-    }
-    let Some(queue) = handle.local_queue() else {
-        return Err(gone());
-    };
-    match queue.try_send(cmd) {
-        Ok(()) => Ok(()),
-        Err(TrySendError::Closed(_)) => Err(gone()),
-        Err(TrySendError::Full(cmd)) => {
-            let (tx, rx) = mpsc::channel(LANE);
-            let _ = tx.try_send(cmd);
-            link.lanes.insert(handle.id.clone(), tx);
-            tokio::spawn(drain(link.clone(), handle.clone(), rx));
-            Ok(())
+    let refused = if let Some(lane) = link.lanes.get(&handle.id) {
+        match lane.try_send(cmd) {
+            Ok(()) => return Ok(()),
+            Err(TrySendError::Full(cmd)) => {
+                (super::unavailable("is too busy for this command"), cmd)
+            }
+            Err(TrySendError::Closed(cmd)) => (gone(), cmd),
         }
+    } else {
+        let Some(queue) = handle.local_queue() else {
+            return Err(gone());
+        };
+        match queue.try_send(cmd) {
+            Ok(()) => return Ok(()),
+            Err(TrySendError::Closed(cmd)) => (gone(), cmd),
+            Err(TrySendError::Full(cmd)) => {
+                let (tx, rx) = mpsc::channel(LANE);
+                let _ = tx.try_send(cmd);
+                link.lanes.insert(handle.id.clone(), tx);
+                tokio::spawn(drain(link.clone(), handle.clone(), rx));
+                return Ok(());
+            }
+        }
+    };
+    // A join or leave hears why through its reply (which would otherwise say "closed").
+    let (e, cmd) = refused;
+    match cmd {
+        RoomCmd::Join { reply, .. } => drop(reply.send(Err(e.clone()))),
+        RoomCmd::Leave { reply, .. } => drop(reply.send(Err(e.clone()))),
+        _ => {}
     }
+    Err(e)
 }
 
 /// Feeds a busy room its lane's commands in order, waiting for room in its queue; ends (and
 /// the lane goes) once the lane is empty, or the room has closed.
 async fn drain(link: Arc<Link>, handle: RoomHandle, mut lane: mpsc::Receiver<RoomCmd>) {
+    use mpsc::error::TryRecvError;
     loop {
-        while let Ok(cmd) = lane.try_recv() {
-            if handle.send(cmd).await.is_err() {
-                link.lanes.remove(&handle.id);
-                return;
+        match lane.try_recv() {
+            Ok(cmd) => {
+                if handle.send(cmd).await.is_err() {
+                    link.lanes.remove(&handle.id);
+                    return;
+                }
             }
-        }
-        if link
-            .lanes
-            .remove_if(&handle.id, |_, _| lane.is_empty())
-            .is_some()
-        {
-            return;
+            // The map no longer holds this lane's sender: nothing more can come.
+            Err(TryRecvError::Disconnected) => return,
+            Err(TryRecvError::Empty) => {
+                if link
+                    .lanes
+                    .remove_if(&handle.id, |_, _| lane.is_empty())
+                    .is_some()
+                {
+                    return;
+                }
+                // A command came in meanwhile: take it next.
+                tokio::task::yield_now().await;
+            }
         }
     }
 }

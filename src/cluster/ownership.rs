@@ -89,7 +89,8 @@ pub(super) async fn leases(server: Arc<Server>, link: Arc<Link>) {
             match r {
                 // Lost (a pause or a cut from Redis longer than the lease, and another node took
                 // the room): this copy stops, its members reconnect to the new owner.
-                0 | -1 if r == -1 || take_lease(&link, room).await != Ok(true) => {
+                // (A Redis error while taking it back is not a loss: the next round retries.)
+                0 | -1 if r == -1 || take_lease(&link, room).await == Ok(false) => {
                     tracing::warn!(%room, "cluster: another node holds this room's lease; stopping it here");
                     if let Some(e) = server.lobby.room(room) {
                         e.handle.moved();
@@ -350,7 +351,10 @@ pub async fn locate(server: &Arc<Server>, room: &str, may_take: bool) -> Located
 }
 
 /// Where room `room` runs once a takeover of it settles (another task of this node may be
-/// restoring it, or another node have won it): looks up to 20 times, 50 ms apart.
+/// restoring it, or another node have won it): looks up to 20 times, 50 ms apart. `Ok(None)`
+/// only when the store says there is no game to play (finished, or none): a lease that went
+/// (a takeover that failed and let it go) or a takeover still running after a second is
+/// `Unreachable`, so a resume keeps its seat and tries again.
 async fn settled(server: &Arc<Server>, link: &Arc<Link>, room: &str) -> Located {
     for _ in 0..20 {
         if let Some(e) = server.lobby.room(room) {
@@ -362,11 +366,19 @@ async fn settled(server: &Arc<Server>, link: &Arc<Link>, room: &str) -> Located 
                 return Ok(Some(RoomHandle::remote(room.into(), link.clone())));
             }
             Some(_) => {}
-            None => return Ok(None),
+            None => {
+                let (store, id) = (server.store.clone(), room.to_string());
+                let game = tokio::task::spawn_blocking(move || store.game(&id)).await;
+                return match game {
+                    Ok(Ok(Some(g))) if g.summary.result.is_none() => Err(Unreachable),
+                    Ok(Ok(_)) => Ok(None),
+                    _ => Err(Unreachable),
+                };
+            }
         }
         tokio::time::sleep(FRESH_WAIT).await;
     }
-    Ok(None)
+    Err(Unreachable)
 }
 
 /// Where room `room` runs once its owner did not give a resume its seat back (a reconnect that

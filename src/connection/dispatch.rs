@@ -291,14 +291,7 @@ impl Conn {
         if self.server.accounts.of_token(&hash).is_some() {
             return;
         }
-        let store = self.server.store.clone();
-        let lookup = hash.clone();
-        match tokio::task::spawn_blocking(move || store.account_of_token(&lookup)).await {
-            Ok(Ok(Some(account))) => self.server.accounts.adopt(account, hash),
-            Ok(Ok(None)) => {}
-            Ok(Err(e)) => tracing::warn!("store: looking up a token failed: {e}"),
-            Err(e) => tracing::warn!("store: looking up a token failed: {e}"),
-        }
+        self.server.accounts.adopt_token(&hash).await;
     }
 
     /// In a cluster, a token this node does not hold may be a session another node issued

@@ -172,10 +172,11 @@ impl Ratings {
                 tracing::warn!(family = %r.family, "stored rating of an unknown family skipped");
                 continue;
             };
-            // Another node's rows may arrive out of order (each node publishes its own): a row
-            // never replaces one with more games.
+            // Another node's rows may arrive out of order (each node publishes its own), and
+            // two nodes may settle a game of one account from the same row: a row replaces
+            // only one with fewer games.
             let key = (Arc::<str>::from(r.player_id), family);
-            if book.get(&key).is_some_and(|s| s.games > r.games) {
+            if book.get(&key).is_some_and(|s| s.games >= r.games) {
                 continue;
             }
             book.insert(
@@ -351,6 +352,7 @@ impl Ratings {
                 (Outcome::X, Seat::X) | (Outcome::O, Seat::O)
             );
             let change = RowChange {
+                from: b.rating,
                 rating: a.rating - b.rating,
                 wins: u32::from(won),
                 draws: u32::from(result == Outcome::Draw),
@@ -453,12 +455,12 @@ mod tests {
             (a.games, a.wins, a.glicko.rating),
             (2, 2, second.rows[0].rating)
         );
-        // Rows of as many games replace the book's (what the database says, at start).
+        // Nor do rows of as many games (another node's game, settled from the same row).
         r.load(vec![RatingRow {
             rating: 1234.0,
             ..second.rows[0].clone()
         }]);
-        assert_eq!(r.standing("a", FAMILY).glicko.rating, 1234.0);
+        assert_eq!(r.standing("a", FAMILY).glicko.rating, second.rows[0].rating);
     }
 
     #[test]

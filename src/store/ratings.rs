@@ -37,6 +37,8 @@ pub struct RatingRow {
 /// One game's change of a rating row.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RowChange {
+    /// The rating the game was settled from (the row had `games - 1` games then).
+    pub from: f64,
     /// Rating after the game less rating before it.
     pub rating: f64,
     /// 1 if the game was won, else 0.

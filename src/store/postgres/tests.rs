@@ -193,6 +193,7 @@ fn rated_result(games: u32) -> StoreEvent {
             losses: 0,
             last_ms: 1_700_000_000_000,
             change: RowChange {
+                from: 1500.0,
                 rating: 162.3,
                 wins: 1,
                 ..RowChange::default()
@@ -470,11 +471,13 @@ fn a_username_claimed_through_one_node_is_taken_for_the_other() {
         b.claim_account(&new("p2", "dana")).unwrap(),
         AccountClaim::Taken
     );
-    // The same claim again (a retry) stands; the same player under another name does not.
-    assert_eq!(
-        b.claim_account(&new("p1", "Dana")).unwrap(),
-        AccountClaim::Written
-    );
+    // The same claim again (a retry whose first answer was lost) stands, with the retry's
+    // password; the same player under another name does not.
+    let retry = NewAccount {
+        phc: "phc of the retry".into(),
+        ..new("p1", "Dana")
+    };
+    assert_eq!(b.claim_account(&retry).unwrap(), AccountClaim::Written);
     assert_eq!(
         b.claim_account(&new("p1", "Other")).unwrap(),
         AccountClaim::AlreadyAccount
@@ -482,7 +485,7 @@ fn a_username_claimed_through_one_node_is_taken_for_the_other() {
     let stored = b.account_by_username("dana").unwrap().unwrap();
     assert_eq!(
         (stored.player_id.as_str(), stored.phc.as_str()),
-        ("p1", "phc of p1")
+        ("p1", "phc of the retry")
     );
     assert_eq!(b.account_by_username("other").unwrap(), None);
     // p2 is still free to take another name.
@@ -534,7 +537,8 @@ fn two_rated_games_of_one_account_ending_together_on_two_nodes_both_count() {
         forfeit: None,
         ratings: vec![r],
     };
-    let won = |rating| RowChange {
+    let won = |from, rating| RowChange {
+        from,
         rating,
         wins: 1,
         ..RowChange::default()
@@ -544,28 +548,38 @@ fn two_rated_games_of_one_account_ending_together_on_two_nodes_both_count() {
     }
     commit(
         &a,
-        result("g0", Outcome::X, row(1600.0, 1, 1, 0, won(100.0))),
+        result("g0", Outcome::X, row(1600.0, 1, 1, 0, won(1500.0, 100.0))),
     )
     .unwrap();
     let lost = RowChange {
+        from: 1600.0,
         rating: -40.0,
         losses: 1,
         ..RowChange::default()
     };
     commit(
         &a,
-        result("g1", Outcome::X, row(1650.0, 2, 2, 0, won(50.0))),
+        result("g1", Outcome::X, row(1650.0, 2, 2, 0, won(1600.0, 50.0))),
+    )
+    .unwrap();
+    // A third game, settled from g2's row (which B has published but not yet committed) by a
+    // node whose book took it: the database's row has as many games but another rating, so
+    // this game is added, not put in g1's place.
+    commit(&a, created("g3", "p1", false, TimeControl::None)).unwrap();
+    commit(
+        &a,
+        result("g3", Outcome::X, row(1580.0, 3, 2, 1, won(1560.0, 20.0))),
     )
     .unwrap();
     commit(&b, result("g2", Outcome::O, row(1560.0, 2, 1, 1, lost))).unwrap();
-    // Both count: the second is added to the row the first left.
+    // All count, each once: 1600 + 50 (g1) + 20 (g3) - 40 (g2).
     let now = b.ratings().unwrap();
     assert_eq!(
         now,
         [RatingRow {
-            last_ms: 1_700_000_000_002,
+            last_ms: 1_700_000_000_003,
             change: RowChange::default(),
-            ..row(1610.0, 3, 2, 1, RowChange::default())
+            ..row(1630.0, 4, 3, 1, RowChange::default())
         }]
     );
     let history: Vec<_> = a
@@ -579,7 +593,8 @@ fn two_rated_games_of_one_account_ending_together_on_two_nodes_both_count() {
         [
             ("g0".to_string(), 1600.0),
             ("g1".to_string(), 1650.0),
-            ("g2".to_string(), 1610.0)
+            ("g3".to_string(), 1670.0),
+            ("g2".to_string(), 1630.0)
         ]
     );
 }

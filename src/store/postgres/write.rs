@@ -48,7 +48,16 @@ pub(super) async fn claim_account(
         .await?
         .map(|r| r.get(0));
     Ok(match holder {
-        Some(p) if p == a.player_id => AccountClaim::Written,
+        Some(p) if p == a.player_id => {
+            // A retry (the first answer was lost): its password is the one the player now knows.
+            client
+                .execute(
+                    "UPDATE accounts SET password_phc = $2 WHERE player_id = $1",
+                    &[&a.player_id, &a.phc],
+                )
+                .await?;
+            AccountClaim::Written
+        }
         Some(_) => AccountClaim::Taken,
         None => AccountClaim::AlreadyAccount,
     })
@@ -308,17 +317,18 @@ pub(super) const PURGE_SESSIONS: &str =
      WHERE g.finished_at IS NULL AND s.player_id IS NOT NULL)";
 
 /// A finished game's rating rows (`StoreEvent::Result`'s `ratings`), each computed from the
-/// row as its node's book had it. When the row is still that one (it has one game fewer), it is
-/// replaced, as in SQLite (`src/store/sqlite/ratings.rs`). When another node wrote a game of the
-/// same account meanwhile (two rated games ending together on two nodes), this game's change is
-/// added to the row instead, so neither game is lost (docs/scaling.md, "Identities"). The
-/// history row has the rating the row ends with.
+/// row as its node's book had it. When the row is still that one (one game fewer, the same
+/// rating), it is replaced, as in SQLite (`src/store/sqlite/ratings.rs`). When another node
+/// wrote a game of the same account meanwhile (two rated games ending together on two nodes),
+/// this game's change is added to the row instead, so neither game is lost (docs/scaling.md,
+/// "Identities"). The history row has the rating the row ends with.
 async fn write_ratings(
     tx: &Transaction<'_>,
     game_id: &str,
     rows: &[RatingRow],
     at: i64,
 ) -> Result<(), tokio_postgres::Error> {
+    // `same`: the row is the one the game was settled from.
     let upsert = tx
         .prepare_cached(
             "INSERT INTO ratings (player_id, family, rating, deviation, volatility, games, wins,
@@ -326,20 +336,16 @@ async fn write_ratings(
              SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
              WHERE EXISTS (SELECT 1 FROM accounts WHERE player_id = $1)
              ON CONFLICT (player_id, family) DO UPDATE SET
-                 rating = CASE WHEN ratings.games = excluded.games - 1 THEN excluded.rating
-                     ELSE ratings.rating + $11 END,
+                 rating = CASE WHEN ratings.games = excluded.games - 1 AND ratings.rating = $15
+                     THEN excluded.rating ELSE ratings.rating + $11 END,
                  deviation = CASE WHEN ratings.games = excluded.games - 1
-                     THEN excluded.deviation
+                     AND ratings.rating = $15 THEN excluded.deviation
                      ELSE LEAST(ratings.deviation, excluded.deviation) END,
                  volatility = excluded.volatility,
-                 games = CASE WHEN ratings.games = excluded.games - 1 THEN excluded.games
-                     ELSE ratings.games + 1 END,
-                 wins = CASE WHEN ratings.games = excluded.games - 1 THEN excluded.wins
-                     ELSE ratings.wins + $12 END,
-                 draws = CASE WHEN ratings.games = excluded.games - 1 THEN excluded.draws
-                     ELSE ratings.draws + $13 END,
-                 losses = CASE WHEN ratings.games = excluded.games - 1 THEN excluded.losses
-                     ELSE ratings.losses + $14 END,
+                 games = ratings.games + 1,
+                 wins = ratings.wins + $12,
+                 draws = ratings.draws + $13,
+                 losses = ratings.losses + $14,
                  last_ms = GREATEST(ratings.last_ms, excluded.last_ms)
              RETURNING rating, deviation, volatility",
         )
@@ -366,6 +372,7 @@ async fn write_ratings(
                     &added[0],
                     &added[1],
                     &added[2],
+                    &c.from,
                 ],
             )
             .await?
@@ -394,7 +401,9 @@ async fn write_ratings(
     Ok(())
 }
 
-/// Raises room `room`'s fence for `node` (the first owner gets 1) and returns it.
+/// Raises room `room`'s fence for `node` and returns it. A room's first fence is the time
+/// (Unix ms), not 1: a row the purge deleted (its game finished long ago) and raised again then
+/// starts far above any fence a node may still hold for it.
 pub(super) async fn raise_fence(
     tx: &Transaction<'_>,
     room: &str,
@@ -403,7 +412,7 @@ pub(super) async fn raise_fence(
 ) -> Result<i64, tokio_postgres::Error> {
     let st = tx
         .prepare_cached(
-            "INSERT INTO room_owners (room_id, fence, node, at_ms) VALUES ($1, 1, $2, $3)
+            "INSERT INTO room_owners (room_id, fence, node, at_ms) VALUES ($1, $3, $2, $3)
              ON CONFLICT (room_id) DO UPDATE SET fence = room_owners.fence + 1,
                  node = excluded.node, at_ms = excluded.at_ms
              RETURNING fence",
