@@ -7,8 +7,10 @@
 //!   searched full-width.
 //! - The ordering score of a move is the transposition table's move first (`1 << 28`), else its
 //!   attack value plus four fifths of its defence value (the pattern values of both players,
-//!   [`position`](super::position)), plus two killer moves per ply and the history heuristic
-//!   (chessprogramming.org/Killer_Heuristic, /History_Heuristic).
+//!   [`position`](super::position)), plus two killer moves per ply, the history heuristic
+//!   (chessprogramming.org/Killer_Heuristic, /History_Heuristic) and a counter-move history:
+//!   history counters kept per opponent's last move (chessprogramming.org/Countermove_Heuristic
+//!   generalised to a table of counters, as "continuation history" does one ply back).
 //! - A node may search its TT move before generating the others ([`Run::tt_move_first`]); the
 //!   tree is the same as if it had generated first (a journal of history updates restores the
 //!   ordering the other moves would have had).
@@ -18,6 +20,10 @@
 use super::negamax::{Run, NO_MOVE};
 use super::position::{C_FLEX4, C_FOUR};
 use super::threats::{self, CellList};
+
+/// The most a counter-move history counter adds to a move's ordering score (the history's is
+/// 200, a killer's 250).
+const COUNTER_CAP: i32 = 150;
 
 /// `a` if `cond`, else `b`, by arithmetic rather than a branch: for selections a branch
 /// predictor cannot guess (`std::hint::select_unpredictable` is newer than our MSRV).
@@ -30,9 +36,21 @@ pub(super) fn pick(cond: bool, a: usize, b: usize) -> usize {
 /// History counters (chessprogramming.org/History_Heuristic) per side and cell, each with its
 /// share of the ordering score beside it, so that ordering a move reads one number. While a node
 /// generates its moves, its killers' bonuses are added to that share too (see [`Run::generate`]).
+///
+/// Beside them, the counter-move history: per side, a row of counters for each cell the
+/// opponent's last move can be on (`len` rows of `len` cells, and a last row for no last move, a
+/// pass or the empty board, that stays zero). A cut-off adds to the counter of the move in the
+/// row of the move it answered; ordering adds that row's share ([`History::counter_bonus`]).
+/// A node's row is never written while its subtree is searched: the row's cell is occupied
+/// below it, so no node there answers it. So searching the TT move first needs no journal of
+/// these counters.
 pub(super) struct History {
     pub(super) counts: [Vec<i32>; 2],
     pub(super) bonus: [Vec<i32>; 2],
+    /// The counter-move history, `(len + 1) * len` counters per side.
+    pub(super) counter: [Vec<i32>; 2],
+    /// Cells (padded) of the board the tables are sized for.
+    pub(super) len: usize,
 }
 
 impl History {
@@ -40,6 +58,39 @@ impl History {
     #[inline]
     fn bonus_of(count: i32) -> i32 {
         (count >> 6).min(200)
+    }
+
+    /// The ordering score of a counter-move history counter: finer steps than the history's (a
+    /// row sees a small share of the cut-offs) and a lower cap.
+    #[inline]
+    pub(super) fn counter_bonus(count: i32) -> i32 {
+        (count >> 5).min(COUNTER_CAP)
+    }
+
+    /// The counter-move row of `side` answering a move on `prev` ([`NO_MOVE`]: none).
+    #[inline]
+    pub(super) fn counter_row(&self, side: usize, prev: u16) -> &[i32] {
+        let r = if (prev as usize) < self.len {
+            prev as usize
+        } else {
+            self.len
+        };
+        &self.counter[side][r * self.len..(r + 1) * self.len]
+    }
+
+    /// The ordering bonus the counter-move history gives `side`'s move `c` answering `prev`.
+    #[inline]
+    pub(super) fn counter_bonus_at(&self, side: usize, prev: u16, c: usize) -> i32 {
+        History::counter_bonus(self.counter_row(side, prev)[c])
+    }
+
+    /// Credits `side`'s move `c`, which cut off in answer to `prev`, with `inc`.
+    #[inline]
+    pub(super) fn credit_counter(&mut self, side: usize, prev: u16, c: usize, inc: i32) {
+        if (prev as usize) < self.len {
+            let v = &mut self.counter[side][prev as usize * self.len + c];
+            *v = (*v + inc).min(1 << 20);
+        }
     }
 
     #[inline]
@@ -55,15 +106,18 @@ impl History {
 
     /// Fits the tables to `len` cells (zeroed), or ages them when they fit already.
     pub(super) fn prepare(&mut self, len: usize) {
+        self.len = len;
         for side in 0..2 {
             if self.counts[side].len() != len {
                 self.counts[side] = vec![0; len];
                 self.bonus[side] = vec![0; len];
+                self.counter[side] = vec![0; (len + 1) * len];
             } else {
                 // Age the statistics so the last search's lessons fade.
                 for c in 0..len {
                     self.set(side, c, self.counts[side][c] / 4);
                 }
+                self.counter[side].iter_mut().for_each(|v| *v /= 4);
             }
         }
     }
@@ -72,6 +126,7 @@ impl History {
         for side in 0..2 {
             self.counts[side].iter_mut().for_each(|v| *v = 0);
             self.bonus[side].iter_mut().for_each(|v| *v = 0);
+            self.counter[side].iter_mut().for_each(|v| *v = 0);
         }
     }
 }
@@ -91,13 +146,25 @@ impl Run<'_> {
         moves
     }
 
-    /// Orders the moves of a node: threats made and stopped, then killers and history. What
-    /// does not depend on the cell is read once.
+    /// The opponent's last move at `ply` ([`NO_MOVE`] after a pass or on an empty board): the
+    /// key of the counter-move history.
     #[inline]
-    fn order_scores(&self, tt_move: u16) -> impl Fn(usize) -> i32 + '_ {
+    pub(super) fn prev_move(&self, ply: usize) -> u16 {
+        if ply == 0 {
+            self.pos.history().last().copied().unwrap_or(NO_MOVE)
+        } else {
+            self.s.prev[ply]
+        }
+    }
+
+    /// Orders the moves of a node: threats made and stopped, then killers, history and
+    /// counter-move history. What does not depend on the cell is read once.
+    #[inline]
+    fn order_scores(&self, tt_move: u16, ply: usize) -> impl Fn(usize) -> i32 + '_ {
         let me = self.pos.side();
         // History and killer bonuses (the killers' are in only while `generate` runs).
         let bonus = &self.s.history.bonus[me][..];
+        let counter = self.s.history.counter_row(me, self.prev_move(ply));
         let pos = &self.pos;
         move |c| {
             if c as u16 == tt_move {
@@ -106,7 +173,10 @@ impl Run<'_> {
             let st = pos.state(c);
             debug_assert!(st.value[1 - me] >= 0);
             // Values are never negative: an unsigned division is the same and cheaper.
-            st.value[me] + (st.value[1 - me] as u32 * 4 / 5) as i32 + bonus[c]
+            st.value[me]
+                + (st.value[1 - me] as u32 * 4 / 5) as i32
+                + bonus[c]
+                + History::counter_bonus(counter[c])
         }
     }
 
@@ -195,17 +265,22 @@ impl Run<'_> {
         tt_move: u16,
     ) -> Option<usize> {
         self.apply_killer_bonuses(ply, 1);
-        let top = self.generate_scored(out, tt_move);
+        let top = self.generate_scored(out, tt_move, ply);
         self.apply_killer_bonuses(ply, -1);
         top
     }
 
     /// [`Run::generate`] with the killers' bonuses in place.
-    fn generate_scored(&self, out: &mut Vec<(u16, i32)>, tt_move: u16) -> Option<usize> {
+    fn generate_scored(
+        &self,
+        out: &mut Vec<(u16, i32)>,
+        tt_move: u16,
+        ply: usize,
+    ) -> Option<usize> {
         out.clear();
         let me = self.pos.side();
         let opp = 1 - me;
-        let order = self.order_scores(tt_move);
+        let order = self.order_scores(tt_move, ply);
         let opp_wins = threats::win_cells(&self.pos, opp);
         if !opp_wins.is_empty() {
             for &c in threats::defences(&self.pos, opp, &opp_wins).as_slice() {
