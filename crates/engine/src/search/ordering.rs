@@ -352,3 +352,67 @@ impl Run<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use super::*;
+    use crate::positions::bench_boards;
+    use crate::search::negamax::Searcher;
+    use crate::search::Limits;
+
+    fn history(len: usize) -> History {
+        let mut h = History {
+            counts: [Vec::new(), Vec::new()],
+            bonus: [Vec::new(), Vec::new()],
+            counter: [Vec::new(), Vec::new()],
+            len: 0,
+        };
+        h.prepare(len);
+        h
+    }
+
+    /// A cut-off credits the row of the move it answered, for its side only; with no last move
+    /// nothing is credited and the row read then stays zero. The bonus is capped; a new search
+    /// of the same size ages the counters by four, one of another size starts from zero.
+    #[test]
+    fn a_cut_off_credits_the_row_of_the_move_it_answered() {
+        let mut h = history(50);
+        h.credit_counter(0, 7, 12, 640);
+        assert_eq!(h.counter_bonus_at(0, 7, 12), 20);
+        assert_eq!(h.counter_bonus_at(0, 8, 12), 0);
+        assert_eq!(h.counter_bonus_at(0, 7, 13), 0);
+        assert_eq!(h.counter_bonus_at(1, 7, 12), 0);
+        h.credit_counter(0, NO_MOVE, 12, 640);
+        assert!(h.counter_row(0, NO_MOVE).iter().all(|&v| v == 0));
+        h.credit_counter(0, 7, 12, 1 << 22);
+        assert_eq!(h.counter_row(0, 7)[12], 1 << 20);
+        assert_eq!(h.counter_bonus_at(0, 7, 12), COUNTER_CAP);
+        h.prepare(50);
+        assert_eq!(h.counter_row(0, 7)[12], 1 << 18);
+        h.prepare(60);
+        assert_eq!(h.counter[0].len(), 61 * 60);
+        assert!(h.counter[0].iter().all(|&v| v == 0));
+    }
+
+    /// After a real search the counters answering the root's last move (the opponent's) are
+    /// credited for the side to move, and the no-last-move row (null-move children) is untouched.
+    #[test]
+    fn a_search_fills_the_counter_moves_of_the_moves_it_answered() {
+        let stop = AtomicBool::new(false);
+        for (id, board) in bench_boards() {
+            let mut s = Searcher::new(16);
+            s.search(&board, &Limits::depth(8), &stop, &mut |_| {})
+                .expect("an ongoing game");
+            let pos = super::super::position::Position::new(&board);
+            let me = pos.side();
+            let last = *pos.history().last().expect("a midgame position");
+            let h = &s.main.history;
+            assert!(h.counter_row(me, last).iter().any(|&v| v > 0), "{id}");
+            for side in 0..2 {
+                assert!(h.counter_row(side, NO_MOVE).iter().all(|&v| v == 0), "{id}");
+            }
+        }
+    }
+}
