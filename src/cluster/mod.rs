@@ -350,18 +350,23 @@ impl Link {
 
     /// A room of this node closed: its lease goes (if still this node's).
     pub fn release(self: &Arc<Self>, room: &str) {
-        let (link, key) = (self.clone(), self.names.owner_key(room));
+        let key = self.names.owner_key(room);
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(ownership::RELEASE)
+            .arg(1)
+            .arg(&key)
+            .arg(&*self.node);
+        self.in_background(cmd, "releasing a lease", key);
+    }
+
+    /// Runs `cmd` on Redis without waiting for it; a failure is logged (`what` failed, for
+    /// `key`).
+    fn in_background(self: &Arc<Self>, cmd: redis::Cmd, what: &'static str, key: String) {
+        let link = self.clone();
         tokio::spawn(async move {
             let mut redis = link.redis.clone();
-            let r: redis::RedisResult<i64> = redis::cmd("EVAL")
-                .arg(ownership::RELEASE)
-                .arg(1)
-                .arg(&key)
-                .arg(&*link.node)
-                .query_async(&mut redis)
-                .await;
-            if let Err(e) = r {
-                tracing::warn!(%key, "cluster: releasing a lease failed: {e}");
+            if let Err(e) = cmd.query_async::<()>(&mut redis).await {
+                tracing::warn!(%key, "cluster: {what} failed: {e}");
             }
         });
     }
@@ -431,35 +436,18 @@ impl Link {
             crate::room::Matchup::AgainstBot => "bot",
             crate::room::Matchup::BotVsBot => "bots",
         };
-        let (link, key, room) = (self.clone(), self.names.claims(player), room.to_string());
-        tokio::spawn(async move {
-            let mut redis = link.redis.clone();
-            let r: redis::RedisResult<()> = redis::cmd("HSET")
-                .arg(&key)
-                .arg(&room)
-                .arg(kind)
-                .query_async(&mut redis)
-                .await;
-            if let Err(e) = r {
-                tracing::warn!(%key, "cluster: noting a room of a player failed: {e}");
-            }
-        });
+        let key = self.names.claims(player);
+        let mut cmd = redis::cmd("HSET");
+        cmd.arg(&key).arg(room).arg(kind);
+        self.in_background(cmd, "noting a room of a player", key);
     }
 
     /// The room `room` of `player` no longer counts against its caps.
     pub fn drop_claim(self: &Arc<Self>, player: &str, room: &str) {
-        let (link, key, room) = (self.clone(), self.names.claims(player), room.to_string());
-        tokio::spawn(async move {
-            let mut redis = link.redis.clone();
-            let r: redis::RedisResult<()> = redis::cmd("HDEL")
-                .arg(&key)
-                .arg(&room)
-                .query_async(&mut redis)
-                .await;
-            if let Err(e) = r {
-                tracing::warn!(%key, "cluster: dropping a room of a player failed: {e}");
-            }
-        });
+        let key = self.names.claims(player);
+        let mut cmd = redis::cmd("HDEL");
+        cmd.arg(&key).arg(room);
+        self.in_background(cmd, "dropping a room of a player", key);
     }
 
     /// Room `room` of this node closed: the stand-ins of other nodes' connections in it go.

@@ -298,6 +298,14 @@ async fn read_fenced(
         node: link.node.to_string(),
     });
     fenced.wait().await.map_err(|e| e.to_string())?;
+    stored_game(server, room).await
+}
+
+/// Room `room`'s game as the store has it (`None`: no such game).
+async fn stored_game(
+    server: &Arc<Server>,
+    room: &str,
+) -> Result<Option<crate::store::GameRecord>, String> {
     let (store, id) = (server.store.clone(), room.to_string());
     tokio::task::spawn_blocking(move || store.game(&id))
         .await
@@ -367,12 +375,10 @@ async fn settled(server: &Arc<Server>, link: &Arc<Link>, room: &str) -> Located 
             }
             Some(_) => {}
             None => {
-                let (store, id) = (server.store.clone(), room.to_string());
-                let game = tokio::task::spawn_blocking(move || store.game(&id)).await;
-                return match game {
-                    Ok(Ok(Some(g))) if g.summary.result.is_none() => Err(Unreachable),
-                    Ok(Ok(_)) => Ok(None),
-                    _ => Err(Unreachable),
+                return match stored_game(server, room).await {
+                    Ok(Some(g)) if g.summary.result.is_none() => Err(Unreachable),
+                    Ok(_) => Ok(None),
+                    Err(_) => Err(Unreachable),
                 };
             }
         }
