@@ -122,18 +122,10 @@ fn kill(child: Proc) {
     drop(child);
 }
 
-async fn hello(addr: SocketAddr, name: &str) -> (Client, Value) {
-    let mut c = connect(addr).await;
-    c.send(json!({"type": "hello", "name": name})).await;
-    let w = c.recv().await;
-    assert_eq!(w["type"], "welcome", "{w}");
-    (c, w)
-}
-
 /// A guest on `addr` registered as `username` (password "correct horse battery"): its
 /// connection and player id.
 async fn registered(addr: SocketAddr, username: &str) -> (Client, Value) {
-    let (mut c, w) = hello(addr, "guest").await;
+    let (mut c, w) = hello_at(addr, "guest").await;
     let player_id = w["player_id"].clone();
     c.ask(
         json!({"type": "register", "id": 1, "username": username, "password": "correct horse battery"}),
@@ -150,9 +142,9 @@ async fn spread(
     b: SocketAddr,
     c: SocketAddr,
 ) -> (Client, Client, Client, String, Value, Value) {
-    let (mut alice, wa) = hello(a, "alice").await;
-    let (mut bob, wb) = hello(b, "bob").await;
-    let (mut carol, _) = hello(c, "carol").await;
+    let (mut alice, wa) = hello_at(a, "alice").await;
+    let (mut bob, wb) = hello_at(b, "bob").await;
+    let (mut carol, _) = hello_at(c, "carol").await;
     let (_, room) = create(
         &mut alice,
         json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
@@ -251,7 +243,7 @@ async fn a_room_made_on_a_is_played_from_b_watched_from_c_and_listed_on_all_thre
     let (node_b, b) = cluster.node("b");
     let (node_c, c) = cluster.node("c");
     // dave watches the lobby on C.
-    let (mut dave, _) = hello(c, "dave").await;
+    let (mut dave, _) = hello_at(c, "dave").await;
     dave.send(json!({"type": "watch_lobby", "id": 1})).await;
     assert_eq!(dave.recv().await["type"], "room_list");
     let (mut alice, mut bob, mut carol, room, wa, _) = spread(a, b, c).await;
@@ -328,7 +320,7 @@ async fn kill_9_of_the_owner_moves_the_game_to_another_node_with_every_move() {
     assert_eq!(joined["room"]["seq"], 5, "{joined}");
     let (mut alice, _, joined) = resume(c, &token(&wa)).await;
     assert_eq!(joined["room"]["moves"], moves_json(5), "{joined}");
-    let (mut carol, _) = hello(c, "carol").await;
+    let (mut carol, _) = hello_at(c, "carol").await;
     carol
         .send(json!({"type": "join_room", "id": 3, "room_id": room, "as": "spectator"}))
         .await;
@@ -611,7 +603,7 @@ async fn logout_everywhere_on_one_node_closes_the_accounts_connections_on_the_ot
     let (_node_b, b) = cluster.node("b");
     let (mut ann, player_id) = registered(a, "Ann").await;
     // The account logs in on B too (a session of its own there).
-    let (mut on_b, _) = hello(b, "x").await;
+    let (mut on_b, _) = hello_at(b, "x").await;
     on_b.send(
         json!({"type": "login", "id": 1, "username": "ann", "password": "correct horse battery"}),
     )
@@ -629,7 +621,7 @@ async fn logout_everywhere_on_one_node_closes_the_accounts_connections_on_the_ot
         json!({"type": "password_changed", "re": 3}),
     )
     .await;
-    let (mut other, _) = hello(b, "y").await;
+    let (mut other, _) = hello_at(b, "y").await;
     other
         .ask(
             json!({"type": "login", "id": 1, "username": "Ann", "password": "correct horse battery"}),
@@ -661,8 +653,8 @@ async fn one_username_registered_on_two_nodes_at_once_goes_to_one_of_them() {
     };
     let (_node_a, a) = cluster.node("a");
     let (_node_b, b) = cluster.node("b");
-    let (mut on_a, wa) = hello(a, "x").await;
-    let (mut on_b, wb) = hello(b, "y").await;
+    let (mut on_a, wa) = hello_at(a, "x").await;
+    let (mut on_b, wb) = hello_at(b, "y").await;
     // Both at once: each node's look in the database finds the name free, then each hashes its
     // password (tens of milliseconds) before writing the account.
     let register = |password: &str| json!({"type": "register", "id": 1, "username": "Dana", "password": password});
@@ -684,7 +676,7 @@ async fn one_username_registered_on_two_nodes_at_once_goes_to_one_of_them() {
     };
     // The account is the winner's on both nodes, and only its password logs in.
     for node in [a, b] {
-        let (mut c, _) = hello(node, "z").await;
+        let (mut c, _) = hello_at(node, "z").await;
         c.send(json!({"type": "login", "id": 1, "username": "dana", "password": password}))
             .await;
         let v = c.recv().await;
@@ -737,7 +729,7 @@ async fn a_bot_whose_node_died_plays_on_from_its_new_owner() {
     };
     let (node_a, a) = cluster.node("a");
     let (_node_b, b) = cluster.node("b");
-    let (mut alice, wa) = hello(a, "alice").await;
+    let (mut alice, wa) = hello_at(a, "alice").await;
     let (_, room) = create(
         &mut alice,
         json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "beginner"}}),
@@ -790,7 +782,7 @@ async fn a_players_room_cap_counts_its_rooms_on_every_node() {
     let (_node_a, a) = cluster.node_with("a", caps);
     let (_node_b, b) = cluster.node_with("b", caps);
     let open = json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"});
-    let (mut on_a, w) = hello(a, "alice").await;
+    let (mut on_a, w) = hello_at(a, "alice").await;
     create(&mut on_a, open.clone()).await;
     // The same player on B: one room there, then the cap (one here, one on A).
     let (mut on_b, _) = (connect(b).await, ());
@@ -818,13 +810,13 @@ async fn a_player_whose_node_died_is_away_for_the_room() {
     };
     let (_node_a, a) = cluster.node("a");
     let (node_b, b) = cluster.node("b");
-    let (mut alice, _) = hello(a, "alice").await;
+    let (mut alice, _) = hello_at(a, "alice").await;
     let (_, room) = create(
         &mut alice,
         json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
     )
     .await;
-    let (mut bob, _) = hello(b, "bob").await;
+    let (mut bob, _) = hello_at(b, "bob").await;
     bob.send(json!({"type": "join_room", "id": 1, "room_id": room}))
         .await;
     assert_eq!(bob.recv().await["type"], "room_joined");
@@ -935,16 +927,16 @@ async fn seekers_on_different_nodes_are_paired() {
     };
     let (_node_a, a) = cluster.node("a");
     let (_node_b, b) = cluster.node("b");
-    let (mut dave, _) = hello(b, "dave").await;
+    let (mut dave, _) = hello_at(b, "dave").await;
     dave.send(json!({"type": "watch_lobby", "id": 1})).await;
     assert_eq!(dave.recv().await["type"], "room_list");
-    let (mut ann, _) = hello(a, "ann").await;
+    let (mut ann, _) = hello_at(a, "ann").await;
     seek(&mut ann, 1).await;
     // B's lobby watcher sees the seek, wherever the pairing node is.
     let seeks = dave.recv_skip(&["lobby_update"]).await;
     assert_eq!(seeks["type"], "seeks", "{seeks}");
     assert_eq!(seeks["seeks"][0]["name"], "ann", "{seeks}");
-    let (mut bob, _) = hello(b, "bob").await;
+    let (mut bob, _) = hello_at(b, "bob").await;
     // bob's seek pairs at once: no `seeking`, `paired` (below).
     wait_for_pairing_node(&mut bob).await;
     bob.send(json!({"type": "seek", "id": 2, "game": "caro"}))
@@ -964,7 +956,7 @@ async fn seekers_on_different_nodes_are_paired() {
     // A seek cancelled on either node (one of them is not the pairing node, which answers
     // for it) is answered with its id, and leaves the list.
     for (node, name) in [(a, "eve"), (b, "fay")] {
-        let (mut c, _) = hello(node, name).await;
+        let (mut c, _) = hello_at(node, name).await;
         seek(&mut c, 4).await;
         seeks_become(&mut dave, |seeks| {
             seeks.len() == 1 && seeks[0]["name"] == name

@@ -669,7 +669,7 @@ async fn a_restored_game_whose_bot_is_gone_is_finished_once() {
     let db = dir.path().join("games.db");
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(&db).unwrap());
     let server = start_with_store(config(), store.clone()).await;
-    let (mut alice, welcome) = connect_hello(server.addr, "alice").await;
+    let (mut alice, welcome) = hello_at(server.addr, "alice").await;
     let (_, room) = create(
         &mut alice,
         json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "quick"}}),
@@ -709,12 +709,4 @@ async fn a_restored_game_whose_bot_is_gone_is_finished_once() {
         assert_eq!(more["type"], "room_update", "after the snapshot: {more}");
     }
     server.stop().await;
-}
-
-async fn connect_hello(addr: SocketAddr, name: &str) -> (Client, Value) {
-    let mut c = connect(addr).await;
-    c.send(json!({"type": "hello", "name": name})).await;
-    let w = c.recv().await;
-    assert_eq!(w["type"], "welcome", "{w}");
-    (c, w)
 }

@@ -173,6 +173,15 @@ pub async fn connect(addr: SocketAddr) -> Client {
     Client { ws }
 }
 
+/// A client of the server at `addr` after `hello` as `name`; returns it and the `welcome`.
+pub async fn hello_at(addr: SocketAddr, name: &str) -> (Client, Value) {
+    let mut c = connect(addr).await;
+    c.send(json!({"type": "hello", "name": name})).await;
+    let w = c.recv().await;
+    assert_eq!(w["type"], "welcome", "{w}");
+    (c, w)
+}
+
 /// A raw HTTP GET to `addr`: (whole response head, body).
 pub async fn http_get(addr: SocketAddr, path: &str) -> (String, String) {
     use tokio::io::AsyncWriteExt;
@@ -199,19 +208,12 @@ pub async fn read_response(mut s: TcpStream) -> (String, String) {
 impl TestServer {
     /// A connected WebSocket client that has not said hello.
     pub async fn connect(&self) -> Client {
-        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/ws", self.addr))
-            .await
-            .expect("connect");
-        Client { ws }
+        connect(self.addr).await
     }
 
     /// A client after `hello`; returns it and the `welcome`.
     pub async fn hello(&self, name: &str) -> (Client, Value) {
-        let mut c = self.connect().await;
-        c.send(json!({"type": "hello", "name": name})).await;
-        let w = c.recv().await;
-        assert_eq!(w["type"], "welcome", "{w}");
-        (c, w)
+        hello_at(self.addr, name).await
     }
 
     /// Signals shutdown and waits for `run` to return; panics if it fails or hangs.

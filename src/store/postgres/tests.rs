@@ -41,6 +41,19 @@ fn mv(id: &str, seq: u64, cell: [u8; 2], clock: Option<[u64; 2]>) -> StoreEvent 
     }
 }
 
+/// Waits for a commit (outside any runtime, as a room's task would inside one).
+fn wait(commit: Commit) -> Result<(), StoreError> {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(commit.wait())
+}
+
+/// Records `e` in `store` and waits for its commit.
+fn commit(store: &PostgresStore, e: StoreEvent) -> Result<(), StoreError> {
+    wait(store.record(e))
+}
+
 /// Every kind of event, odd ones included (chat and an analysis of an unknown game, a second
 /// account with a taken username, a token bound to no account), each awaited like a room
 /// awaits it.
@@ -165,11 +178,8 @@ fn record_everything(store: &dyn Store) {
         rated_result(1),
         rated_result(2),
     ];
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
     for e in events {
-        rt.block_on(store.record(e).wait()).unwrap();
+        wait(store.record(e)).unwrap();
     }
 }
 
@@ -304,11 +314,7 @@ fn postgres_gives_back_what_sqlite_gives_back_for_every_event() {
     assert_eq!(postgres.account_of_token("h2").unwrap(), None);
     // A move of a game PostgreSQL does not have is dropped, and the batch commits (SQLite's
     // foreign key would fail the batch instead).
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    rt.block_on(postgres.record(mv("nowhere", 1, [0, 0], None)).wait())
-        .unwrap();
+    wait(postgres.record(mv("nowhere", 1, [0, 0], None))).unwrap();
     assert!(postgres.game("nowhere").unwrap().is_none());
 }
 
@@ -355,15 +361,7 @@ fn after_its_connections_are_dropped_the_store_commits_again_on_new_ones() {
         return;
     };
     let store = PostgresStore::open(&url).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    rt.block_on(
-        store
-            .record(created("g", "p1", false, TimeControl::None))
-            .wait(),
-    )
-    .unwrap();
+    commit(&store, created("g", "p1", false, TimeControl::None)).unwrap();
     let admin_url = url.clone();
     let dropped = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -394,7 +392,7 @@ fn after_its_connections_are_dropped_the_store_commits_again_on_new_ones() {
     let mut seq = 0;
     for _ in 0..3 {
         seq += 1;
-        match rt.block_on(store.record(mv("g", seq, [seq as u8, 0], None)).wait()) {
+        match commit(&store, mv("g", seq, [seq as u8, 0], None)) {
             Ok(()) => break,
             Err(_) => failures += 1,
         }
@@ -418,10 +416,6 @@ fn a_node_whose_room_another_node_took_commits_nothing_more_for_it() {
     let Some((a, b)) = two_nodes("fenced_commits") else {
         return;
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let commit = |store: &PostgresStore, e: StoreEvent| rt.block_on(store.record(e).wait());
     let owner = |node: &str| StoreEvent::Owner {
         room_id: "g".into(),
         node: node.into(),
@@ -440,9 +434,9 @@ fn a_node_whose_room_another_node_took_commits_nothing_more_for_it() {
         player_id: "p9".into(),
         name: "Zed".into(),
     });
-    let err = rt.block_on(late.wait()).unwrap_err();
+    let err = wait(late).unwrap_err();
     assert!(err.to_string().contains("fenced"), "{err}");
-    rt.block_on(other.wait()).unwrap();
+    wait(other).unwrap();
     let err = commit(&a, mv("g", 3, [1, 1], None)).unwrap_err();
     assert!(err.to_string().contains("fenced"), "{err}");
     commit(&b, mv("g", 3, [9, 9], None)).unwrap();
@@ -500,10 +494,6 @@ fn two_rated_games_of_one_account_ending_together_on_two_nodes_both_count() {
     let Some((a, b)) = two_nodes("rating_race") else {
         return;
     };
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let commit = |store: &PostgresStore, e: StoreEvent| rt.block_on(store.record(e).wait());
     commit(
         &a,
         StoreEvent::Account(AccountEvent::Created {
@@ -607,27 +597,29 @@ fn the_fences_of_games_finished_long_ago_go_with_the_session_purge() {
         return;
     };
     let store = PostgresStore::open(&url).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let commit = |e: StoreEvent| rt.block_on(store.record(e).wait());
     for id in ["done", "live"] {
-        commit(StoreEvent::Owner {
-            room_id: id.into(),
-            node: "a".into(),
-        })
+        commit(
+            &store,
+            StoreEvent::Owner {
+                room_id: id.into(),
+                node: "a".into(),
+            },
+        )
         .unwrap();
-        commit(created(id, "p1", false, TimeControl::None)).unwrap();
-        commit(mv(id, 1, [7, 7], None)).unwrap();
+        commit(&store, created(id, "p1", false, TimeControl::None)).unwrap();
+        commit(&store, mv(id, 1, [7, 7], None)).unwrap();
     }
-    commit(StoreEvent::Result {
-        room_id: "done".into(),
-        seq: 2,
-        result: Outcome::X,
-        reason: Reason::Resign,
-        forfeit: None,
-        ratings: Vec::new(),
-    })
+    commit(
+        &store,
+        StoreEvent::Result {
+            room_id: "done".into(),
+            seq: 2,
+            result: Outcome::X,
+            reason: Reason::Resign,
+            forfeit: None,
+            ratings: Vec::new(),
+        },
+    )
     .unwrap();
     let fences = || {
         let pool = store.pool.clone();
@@ -646,13 +638,16 @@ fn the_fences_of_games_finished_long_ago_go_with_the_session_purge() {
     };
     assert_eq!(fences(), ["done", "live"]);
     // A purge of what is older than now: the finished game's fence goes, the live one's stays.
-    commit(StoreEvent::SessionsExpired {
-        updated_before: crate::store::now_ms() + 1,
-    })
+    commit(
+        &store,
+        StoreEvent::SessionsExpired {
+            updated_before: crate::store::now_ms() + 1,
+        },
+    )
     .unwrap();
     assert_eq!(fences(), ["live"]);
     // This store still holds the gone fence: anything more for that room is refused.
-    let err = commit(mv("done", 2, [0, 0], None)).unwrap_err();
+    let err = commit(&store, mv("done", 2, [0, 0], None)).unwrap_err();
     assert!(err.to_string().contains("fenced"), "{err}");
-    commit(mv("live", 2, [8, 8], None)).unwrap();
+    commit(&store, mv("live", 2, [8, 8], None)).unwrap();
 }
