@@ -9,7 +9,6 @@ use std::time::Duration;
 use caro_arena::client::ClientHandle;
 use caro_arena::metrics::Metrics;
 use common::*;
-use futures::StreamExt;
 use serde_json::json;
 use tokio::time::Instant;
 
