@@ -21,6 +21,9 @@ pub(super) enum Msg {
     },
     /// Answered once everything queued before it is written.
     Flush(mpsc::Sender<()>),
+    /// The room closed on this node: after the events queued before it (still written under
+    /// the room's fence), the store lets the fence go. Only the PostgreSQL writer holds fences.
+    Release(String),
 }
 
 /// A channel into a writer.
@@ -78,6 +81,11 @@ impl<C: Channel> Writer<C> {
         Commit::pending(rx)
     }
 
+    /// Queues the release of room `room_id`'s fence, after what is queued for it.
+    pub(super) fn release(&self, room_id: &str) {
+        self.push(Msg::Release(room_id.to_string()));
+    }
+
     /// Waits until everything queued so far is written.
     pub(super) fn flush(&self) {
         let (done, rx) = mpsc::channel();
@@ -111,6 +119,7 @@ pub(super) fn answer_each(batch: Vec<Msg>, result: impl Fn(usize) -> Result<(), 
             Msg::Flush(done) => {
                 let _ = done.send(());
             }
+            Msg::Release(_) => {}
         }
     }
 }

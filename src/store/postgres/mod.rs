@@ -189,6 +189,13 @@ async fn write_loop(pool: Pool, fences: Fences, mut rx: tmpsc::UnboundedReceiver
             }),
             Err(e) => {
                 tracing::error!("store: writing {} events failed: {e}", batch.len());
+                // The rooms released stop committing all the same (their rows, if any are
+                // left, go with a later purge or stay as an unstarted room's would).
+                for m in &batch {
+                    if let Msg::Release(room) = m {
+                        fences.remove(room);
+                    }
+                }
                 answer(batch, &Err(e.to_string()));
             }
         }
@@ -200,13 +207,18 @@ type Fences = Arc<DashMap<String, i64>>;
 
 /// Writes a batch in one transaction. An event of a room whose fence this node holds is
 /// written only if the database still has that fence (a room it lost to another node is not):
-/// returns the indexes of the events refused so.
+/// returns the indexes of the events refused so. A room released (closed here) lets its fence
+/// go, and its `room_owners` row too if the room never stored a game (nothing will ever purge
+/// it otherwise) and the fence is still this node's.
 async fn write_batch(
     pool: &Pool,
     fences: &Fences,
     batch: &[Msg],
 ) -> Result<Vec<usize>, StoreError> {
-    if !batch.iter().any(|m| matches!(m, Msg::Event { .. })) {
+    if !batch
+        .iter()
+        .any(|m| matches!(m, Msg::Event { .. } | Msg::Release(_)))
+    {
         return Ok(Vec::new());
     }
     let mut client = pool.get().await?;
@@ -217,31 +229,48 @@ async fn write_batch(
     let mut raising: HashSet<&str> = HashSet::new();
     let mut held: HashMap<&str, i64> = HashMap::new();
     for m in batch {
-        let Msg::Event { event, .. } = m else {
-            continue;
-        };
-        match event {
-            StoreEvent::Owner { room_id, .. } => {
+        let room = match m {
+            Msg::Event {
+                event: StoreEvent::Owner { room_id, .. },
+                ..
+            } => {
                 raising.insert(room_id);
+                continue;
             }
-            e => {
-                if let Some(room) = e.room().filter(|r| !raising.contains(r)) {
-                    if let Some(f) = fences.get(room) {
-                        held.insert(room, *f);
-                    }
-                }
+            Msg::Event { event, .. } => event.room(),
+            Msg::Release(room) => Some(room.as_str()),
+            Msg::Flush(_) => None,
+        };
+        if let Some(room) = room.filter(|r| !raising.contains(r)) {
+            if let Some(f) = fences.get(room) {
+                held.insert(room, *f);
             }
         }
     }
     let mut checked: HashMap<&str, bool> = write::hold_fences(&tx, &held).await?;
-    let mut raised: HashMap<&str, i64> = HashMap::new();
+    // The fence each room ends the batch with (`None`: released), in the batch's order.
+    let mut now_held: Vec<(&str, Option<i64>)> = Vec::new();
     let mut fenced = Vec::new();
     for (i, m) in batch.iter().enumerate() {
-        let Msg::Event { event, at, .. } = m else {
-            continue;
+        let (event, at) = match m {
+            Msg::Event { event, at, .. } => (event, at),
+            Msg::Release(room) => {
+                let fence = now_held
+                    .iter()
+                    .rev()
+                    .find(|(r, _)| r == room)
+                    .map_or_else(|| held.get(room.as_str()).copied(), |(_, f)| *f);
+                if let (Some(fence), Some(true)) = (fence, checked.get(room.as_str())) {
+                    write::drop_unstarted_fence(&tx, room, fence).await?;
+                }
+                now_held.push((room, None));
+                continue;
+            }
+            Msg::Flush(_) => continue,
         };
         if let StoreEvent::Owner { room_id, node } = event {
-            raised.insert(room_id, write::raise_fence(&tx, room_id, node, *at).await?);
+            let fence = write::raise_fence(&tx, room_id, node, *at).await?;
+            now_held.push((room_id, Some(fence)));
             checked.insert(room_id, true);
             continue;
         }
@@ -252,8 +281,12 @@ async fn write_batch(
         write_event(&tx, event, *at).await?;
     }
     tx.commit().await?;
-    for (room, fence) in raised {
-        fences.insert(room.to_string(), fence);
+    for (room, fence) in now_held {
+        if let Some(fence) = fence {
+            fences.insert(room.to_string(), fence);
+        } else {
+            fences.remove(room);
+        }
     }
     // A room lost keeps its stale fence, so its later events are refused too, until it closes
     // (`release_room`) or this node takes it again (a new fence).
@@ -543,7 +576,9 @@ impl Store for PostgresStore {
     }
 
     fn release_room(&self, room_id: &str) {
-        self.fences.remove(room_id);
+        // Through the writer, not at once: events of the room still queued are then written
+        // (or refused) under its fence, never unchecked.
+        self.tx.release(room_id);
     }
 
     fn list_games(&self, q: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {

@@ -591,6 +591,20 @@ fn two_rated_games_of_one_account_ending_together_on_two_nodes_both_count() {
     );
 }
 
+/// The rooms of `room_owners`, by id.
+fn owner_rows(store: &PostgresStore) -> Vec<String> {
+    let pool = store.pool.clone();
+    store
+        .block(async move {
+            let client = pool.get().await?;
+            let rows = client
+                .query("SELECT room_id FROM room_owners ORDER BY room_id", &[])
+                .await?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
+        .unwrap()
+}
+
 #[test]
 fn the_fences_of_games_finished_long_ago_go_with_the_session_purge() {
     let Some(url) = fresh_database("fence_purge") else {
@@ -621,21 +635,7 @@ fn the_fences_of_games_finished_long_ago_go_with_the_session_purge() {
         },
     )
     .unwrap();
-    let fences = || {
-        let pool = store.pool.clone();
-        store
-            .block(async move {
-                let client = pool.get().await?;
-                let rows = client
-                    .query("SELECT room_id FROM room_owners ORDER BY room_id", &[])
-                    .await?;
-                Ok(rows
-                    .iter()
-                    .map(|r| r.get::<_, String>(0))
-                    .collect::<Vec<_>>())
-            })
-            .unwrap()
-    };
+    let fences = || owner_rows(&store);
     assert_eq!(fences(), ["done", "live"]);
     // A purge of what is older than now: the finished game's fence goes, the live one's stays.
     commit(
@@ -650,4 +650,35 @@ fn the_fences_of_games_finished_long_ago_go_with_the_session_purge() {
     let err = commit(&store, mv("done", 2, [0, 0], None)).unwrap_err();
     assert!(err.to_string().contains("fenced"), "{err}");
     commit(&store, mv("live", 2, [8, 8], None)).unwrap();
+}
+
+#[test]
+fn a_room_closed_before_its_game_started_leaves_no_fence_row() {
+    let Some((a, b)) = two_nodes("released_fences") else {
+        return;
+    };
+    let owner = |room: &str, node: &str| StoreEvent::Owner {
+        room_id: room.into(),
+        node: node.into(),
+    };
+    for room in ["waiting", "started", "lost"] {
+        commit(&a, owner(room, "a")).unwrap();
+    }
+    commit(&a, created("started", "p1", false, TimeControl::None)).unwrap();
+    commit(&a, created("lost", "p1", false, TimeControl::None)).unwrap();
+    // b takes "lost" over while a still has a move of it queued, then a closes every room.
+    commit(&b, owner("lost", "b")).unwrap();
+    let late = a.record(mv("lost", 1, [0, 0], None));
+    for room in ["waiting", "started", "lost"] {
+        a.release_room(room);
+    }
+    // The move queued before the release is still checked against a's fence: refused.
+    let err = wait(late).unwrap_err();
+    assert!(err.to_string().contains("fenced"), "{err}");
+    a.flush();
+    // The room without a game loses its row; a stored game keeps its (restorable, purged once
+    // finished); b's fence is b's.
+    assert_eq!(owner_rows(&a), ["lost", "started"]);
+    assert!(b.game("lost").unwrap().unwrap().moves.is_empty());
+    commit(&b, mv("lost", 1, [7, 7], None)).unwrap();
 }

@@ -421,6 +421,24 @@ pub(super) async fn raise_fence(
     Ok(tx.query_one(&st, &[&room, &node, &at]).await?.get(0))
 }
 
+/// Deletes room `room`'s `room_owners` row if it still has `fence` and the room never stored a
+/// game: a room closed before its game started (the purge of finished games never sees it).
+/// A room with a game keeps its row: it may be restored, and the purge takes it once finished.
+pub(super) async fn drop_unstarted_fence(
+    tx: &Transaction<'_>,
+    room: &str,
+    fence: i64,
+) -> Result<(), tokio_postgres::Error> {
+    let st = tx
+        .prepare_cached(
+            "DELETE FROM room_owners o WHERE o.room_id = $1 AND o.fence = $2
+             AND NOT EXISTS (SELECT 1 FROM games g WHERE g.id = o.room_id)",
+        )
+        .await?;
+    tx.execute(&st, &[&room, &fence]).await?;
+    Ok(())
+}
+
 /// Which of the rooms in `held` (room to the fence this node holds) still have that fence, in
 /// one statement. Locks their rows until the transaction ends, so a new owner's
 /// [`raise_fence`] waits for this batch and then reads the game after it.
