@@ -4,7 +4,7 @@
 //! and time budget and a stop flag the engine polls every ~1024 nodes. The `search.max_concurrent`
 //! search slots bound the searches running at once: a room whose bot waits for a slot simply
 //! waits (the wait is cancellable), the server stays responsive. Slots go to players in turn
-//! ([`slots`]: the waiting player holding the fewest slots first, and one player never more than
+//! (`slots`: the waiting player holding the fewest slots first, and one player never more than
 //! `search.slots_per_player`), so one player's many bot games cannot keep another's bot waiting
 //! behind all of them. The slot is taken before the
 //! task is spawned and held by the task until the search has returned, so a search stopped late
@@ -14,7 +14,7 @@
 //! search that panicked answers `None` and the room falls back). Dropping the [`SearchHandle`]
 //! cancels the search.
 //!
-//! **The search threads** ([`threads`]). The tasks run on a blocking pool of their own: a tokio
+//! **The search threads** (`threads`). The tasks run on a blocking pool of their own: a tokio
 //! runtime built only for its blocking pool (`SearchThreads`), at most `search.max_concurrent` threads,
 //! each made `search.nice` steps nicer when it starts, so players' messages get the CPU first
 //! (docs/performance.md). It is not the server's shared blocking pool because a thread that
@@ -24,7 +24,7 @@
 //! never run anything else, so they stay niced for good, and an idle one exits after
 //! [`SEARCH_THREAD_KEEP_ALIVE`].
 //!
-//! **The engines.** Each search thread keeps one [`Engine`] (a 16 MiB transposition table, the
+//! **The engines.** Each search thread keeps one [`Engine`](caro_engine::search::Engine) (a 16 MiB transposition table, the
 //! threat-space table, about 20 MiB) from search to search, and from game to game: its tables are
 //! aged at every search rather than allocated and cleared (the engine's table keys entries by
 //! rule and board size, so any game may follow any other). Memory is therefore bounded by
@@ -37,7 +37,7 @@
 //! processes are all busy never sits on a permit a built-in bot could use. Its answer arrives as
 //! [`BotEvent::Done`] (always a legal move) or [`BotEvent::Forfeit`]; it reports no progress.
 //!
-//! **Threads when cores are idle** ([`idle_threads`], `search.idle_threads`, default 1: off): a
+//! **Threads when cores are idle** (`idle_threads`, `search.idle_threads`, default 1: off): a
 //! post-game analysis's search and a bot-vs-bot game's move may search with several threads
 //! when every other slot is free; a game with a human always searches with one.
 //!

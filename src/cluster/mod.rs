@@ -186,7 +186,7 @@ impl Link {
     }
 
     /// Sends `cmd` for room `room` to the node that runs it. A command that wants an answer
-    /// gets it from a task that waits up to [`REPLY_TIMEOUT`] (then `room_unavailable`).
+    /// gets it from a task that waits up to `REPLY_TIMEOUT` (then `room_unavailable`).
     pub fn forward(self: &Arc<Self>, room: &Arc<str>, cmd: RoomCmd) -> Result<(), ProtoError> {
         let node = self
             .owner(room)

@@ -267,7 +267,7 @@ pub fn room_id_of(summary: &RawValue) -> Option<String> {
         .map(|i| i.room_id)
 }
 
-/// A room's entry in [`LOBBY_ROOMS`].
+/// A room's entry in [`Names::lobby_rooms`].
 #[derive(Debug, Serialize, Deserialize)]
 pub struct LobbyEntry {
     /// Its owner.

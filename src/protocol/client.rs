@@ -167,7 +167,7 @@ pub enum ClientMsg {
         accept: bool,
     },
     /// Says something in a room: a seated player in the players' channel, anyone else in the
-    /// spectators' (see [`ChatChannel`]).
+    /// spectators' (see [`ChatChannel`](super::types::ChatChannel)).
     Chat {
         /// Where.
         room_id: String,

@@ -235,7 +235,7 @@ pub enum ServerMsg {
         name: String,
         /// Secret: resumes this identity.
         token: String,
-        /// [`PROTOCOL_VERSION`].
+        /// [`PROTOCOL_VERSION`](super::PROTOCOL_VERSION).
         protocol: u32,
         /// The token was recognised.
         resumed: bool,

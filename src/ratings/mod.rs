@@ -390,7 +390,7 @@ impl Ratings {
         })
     }
 
-    /// The leaderboard of `family` at `now_ms`: see [`leaderboard`].
+    /// The leaderboard of `family` at `now_ms`: see the `leaderboard` module.
     pub fn leaderboard(&self, family: Family, limit: usize, now_ms: i64) -> Vec<Leader> {
         let book = self.book.lock();
         leaderboard::rank(
