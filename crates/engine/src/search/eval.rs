@@ -1,5 +1,5 @@
 //! The static evaluation of the main search's leaves: the difference of the two players' sums
-//! of cell values (kept incrementally by [`Position`](super::position::Position) from the line
+//! of cell values (kept incrementally by [`Position`] from the line
 //! patterns of every empty cell), plus bonuses for a threat that wins by force when it is the
 //! side to move's turn (an open four or double-four square, a four-three, a double three the
 //! opponent cannot answer with a four) and a malus for facing two open-four squares with no

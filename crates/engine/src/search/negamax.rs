@@ -71,7 +71,7 @@ fn game_salt(board: &Board) -> u64 {
 
 /// The search's reusable tables (the [`Engine`](super::Engine)'s state): the transposition
 /// table, shared by every search thread, the threat-space solver (the main thread's), and one
-/// [`Stack`] per thread.
+/// `Stack` per thread.
 pub struct Searcher {
     pub(super) tt: Table,
     /// The main thread's ordering statistics and move lists.

@@ -86,7 +86,7 @@ const HALVES: usize = 364;
 /// A classification of every window key for one rule and win length.
 ///
 /// Stored compactly: each half of the key (the five cells on one side) is first mapped to one of
-/// the [`HALVES`] shapes that can occur, so the table has 364 x 364 entries (265 KB with both
+/// the `HALVES` shapes that can occur, so the table has 364 x 364 entries (265 KB with both
 /// players' levels, which stays in the L2 cache) instead of 2^20.
 pub struct Table {
     half_lo: Box<[u16; 1024]>,
