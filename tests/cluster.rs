@@ -67,13 +67,18 @@ impl Cluster {
 
     /// Node `id` with `extra` appended to its config.
     fn node_with(&self, id: &str, extra: &str) -> (Proc, SocketAddr) {
+        self.node_rooms(id, "grace_ms = 30000\nlobby_update_ms = 100", extra)
+    }
+
+    /// Node `id` with `rooms` as its `[rooms]` section and `extra` appended to its config.
+    fn node_rooms(&self, id: &str, rooms: &str, extra: &str) -> (Proc, SocketAddr) {
         let dir = self.dir.path().join(id);
         std::fs::create_dir_all(&dir).unwrap();
         let cfg = dir.join("server.toml");
         std::fs::write(
             &cfg,
             format!(
-                "[server]\nlog = \"warn\"\n[rooms]\ngrace_ms = 30000\nlobby_update_ms = 100\n\
+                "[server]\nlog = \"warn\"\n[rooms]\n{rooms}\n\
                  [search]\nmin_move_ms = 0\n[store]\nurl = {:?}\n\
                  [cluster]\nredis_url = {:?}\nnode_id = {id:?}\nlease_ms = {LEASE_MS}\n\
                  namespace = {:?}\n{extra}",
@@ -771,6 +776,95 @@ async fn a_bot_whose_node_died_plays_on_from_its_new_owner() {
         (&json!("o"), &json!(4)),
         "{reply}"
     );
+}
+
+/// Whether `addr`'s `/api/rooms` lists room `room` with `moves` moves.
+async fn lists(addr: SocketAddr, room: &str, moves: u64) -> bool {
+    let (_, body) = http_get(addr, "/api/rooms").await;
+    let list: Value = serde_json::from_str(&body).unwrap();
+    list["rooms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["room_id"] == room && r["moves"] == moves)
+}
+
+#[tokio::test]
+async fn the_rooms_of_a_dead_node_nobody_else_heard_of_are_swept_from_the_store() {
+    let Some(cluster) = Cluster::new("cluster_unknown_rooms", None) else {
+        return;
+    };
+    // A tells the lobby of its rooms only every ten minutes: B never hears of them.
+    let (node_a, a) = cluster.node_rooms("a", "grace_ms = 30000\nlobby_update_ms = 600000", "");
+    let (_node_b, b) = cluster.node("b");
+    let (mut alice, wa) = hello_at(a, "alice").await;
+    let (_, room) = create(
+        &mut alice,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "beginner"}}),
+    )
+    .await;
+    alice
+        .send(json!({"type": "move", "id": 1, "room_id": room, "x": 7, "y": 7}))
+        .await;
+    next_move(&mut alice).await; // hers
+    next_move(&mut alice).await; // the bot's reply
+                                 // And a room still waiting for its opponent: no game stored, only its fence row.
+    let (_, waiting) = create(
+        &mut alice,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
+    )
+    .await;
+    assert!(
+        !lists(b, &room, 2).await,
+        "B heard of the room before A died"
+    );
+    kill(node_a);
+    drop(alice);
+    // With nobody coming back for it, B's sweep finds the game in the store and takes it over.
+    let mut taken = false;
+    for _ in 0..300 {
+        if lists(b, &room, 2).await {
+            taken = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        taken,
+        "B never took over the room of dead A that it had not heard of"
+    );
+    // The waiting room is not restored (no game), and its fence row goes.
+    let (db, conn) = tokio_postgres::connect(&cluster.pg, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let fences = |id: String| {
+        let db = &db;
+        async move {
+            db.query_one(
+                "SELECT COUNT(*) FROM room_owners WHERE room_id = $1",
+                &[&id],
+            )
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+        }
+    };
+    let mut gone = false;
+    for _ in 0..100 {
+        if fences(waiting.clone()).await == 0 {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "the waiting room's fence row stayed");
+    assert_eq!(fences(room.clone()).await, 1);
+    assert!(!lists(b, &waiting, 0).await);
+    // Alice comes back through B and finds it.
+    let (_alice, _, joined) = resume(b, &token(&wa)).await;
+    assert_eq!(joined["room"]["room_id"], room.as_str(), "{joined}");
+    assert_eq!(joined["room"]["moves"].as_array().unwrap().len(), 2);
 }
 
 #[tokio::test]

@@ -171,22 +171,31 @@ pub(super) async fn take_key(link: &Link, key: &str) -> Result<bool, Unreachable
     }
 }
 
-/// Every half lease: the rooms of other nodes this node knows of (the lobby's, and those its
-/// connections are in) whose lease has been gone for a whole lease (their node died; a live
-/// node takes its leases again within a third of one, even after Redis restarted empty) are
-/// taken over; rooms whose owner changed are noted.
+/// Every how many sweeps (two leases) the store is asked for the rooms of dead nodes.
+const ADOPT_EVERY: u32 = 4;
+
+/// Every half lease: the rooms of other nodes this node knows of (the lobby's, those its
+/// connections are in, and every two leases those of dead nodes the store knows of: `adopt`)
+/// whose lease has been gone for a whole lease (their node died; a live node takes its leases
+/// again within a third of one, even after Redis restarted empty) are taken over; rooms whose
+/// owner changed are noted.
 pub(super) async fn sweep(server: Arc<Server>, link: Arc<Link>) {
     let mut tick = tokio::time::interval(link.lease / 2);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // When each room was first seen without a lease, and each node without a heartbeat.
     let mut missing: HashMap<Arc<str>, tokio::time::Instant> = HashMap::new();
     let mut dead: HashMap<Arc<str>, tokio::time::Instant> = HashMap::new();
+    let mut sweeps = 0u32;
     loop {
         tokio::select! {
             _ = server.shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
         drop_dead_nodes(&server, &link, &mut dead).await;
+        sweeps = sweeps.wrapping_add(1);
+        if sweeps % ADOPT_EVERY == 0 {
+            adopt(&server, &link).await;
+        }
         let rooms: Vec<(Arc<str>, Arc<str>)> = link
             .owners
             .iter()
@@ -230,6 +239,59 @@ pub(super) async fn sweep(server: Arc<Server>, link: Arc<Link>) {
             }
         }
         missing = still;
+    }
+}
+
+/// Notes, with their owner, the unfinished rooms of nodes without a heartbeat that this node
+/// does not know of: a room whose owner died before any other node heard of it (before its
+/// first lobby frame, with no player on another node) is otherwise taken over only when one of
+/// its players comes back. The sweep then takes them over as any other room of a dead node
+/// (a waiting room without a game is released, and its fence row with it). Errors are logged
+/// and the next round tries again.
+async fn adopt(server: &Arc<Server>, link: &Link) {
+    let store = server.store.clone();
+    let nodes = match tokio::task::spawn_blocking(move || store.fence_nodes()).await {
+        Ok(Ok(nodes)) => nodes,
+        Ok(Err(e)) => {
+            tracing::warn!("cluster: reading the rooms' owners failed: {e}");
+            return;
+        }
+        Err(_) => return,
+    };
+    let nodes: Vec<String> = nodes.into_iter().filter(|n| *n != *link.node).collect();
+    if nodes.is_empty() {
+        return;
+    }
+    let keys: Vec<String> = nodes.iter().map(|n| link.names.alive_key(n)).collect();
+    let mut redis = link.redis.clone();
+    let Ok(alive) = redis::cmd("MGET")
+        .arg(&keys)
+        .query_async::<Vec<Option<String>>>(&mut redis)
+        .await
+    else {
+        return;
+    };
+    for (node, alive) in nodes.into_iter().zip(alive) {
+        if alive.is_some() {
+            continue;
+        }
+        let store = server.store.clone();
+        let of = node.clone();
+        let rooms = match tokio::task::spawn_blocking(move || store.fenced_rooms(&of)).await {
+            Ok(Ok(rooms)) => rooms,
+            Ok(Err(e)) => {
+                tracing::warn!(%node, "cluster: reading a dead node's rooms failed: {e}");
+                continue;
+            }
+            Err(_) => continue,
+        };
+        let node: Arc<str> = node.into();
+        for room in rooms {
+            if server.lobby.room(&room).is_none() && !link.owners.contains_key(room.as_str()) {
+                tracing::info!(room, %node, "cluster: a room of a dead node nobody here knew of");
+                link.owners.insert(room.into(), node.clone());
+            }
+        }
     }
 }
 

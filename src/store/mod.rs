@@ -433,6 +433,16 @@ pub trait Store: Send + Sync + 'static {
     }
     /// The room `room_id` closed or moved: this node no longer commits for it under a fence.
     fn release_room(&self, _room_id: &str) {}
+    /// The nodes that raised the fence of a room whose game is unfinished or never started (in
+    /// a cluster: the nodes that may own rooms). Stores one node owns answer none. Blocks.
+    fn fence_nodes(&self) -> Result<Vec<String>, StoreError> {
+        Ok(Vec::new())
+    }
+    /// The rooms whose fence `node` raised last and whose game is unfinished or never
+    /// started. Blocks.
+    fn fenced_rooms(&self, _node: &str) -> Result<Vec<String>, StoreError> {
+        Ok(Vec::new())
+    }
     /// Finished games, newest first. Blocks.
     fn list_games(&self, _query: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {
         Ok(Vec::new())

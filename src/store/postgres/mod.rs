@@ -147,6 +147,20 @@ impl PostgresStore {
         Ok(store)
     }
 
+    /// The first column of every row of `sql`, with at most one text parameter. Blocks.
+    fn strings(&self, sql: &'static str, param: Option<String>) -> Result<Vec<String>, StoreError> {
+        let pool = self.pool.clone();
+        self.block(async move {
+            let client = pool.get().await?;
+            let st = client.prepare_cached(sql).await?;
+            let rows = match &param {
+                Some(p) => client.query(&st, &[p]).await?,
+                None => client.query(&st, &[]).await?,
+            };
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
+    }
+
     /// Runs `fut` on the store's runtime and waits for it, from any thread.
     fn block<T: Send + 'static>(
         &self,
@@ -579,6 +593,22 @@ impl Store for PostgresStore {
         // Through the writer, not at once: events of the room still queued are then written
         // (or refused) under its fence, never unchecked.
         self.tx.release(room_id);
+    }
+
+    fn fence_nodes(&self) -> Result<Vec<String>, StoreError> {
+        self.strings(
+            "SELECT DISTINCT o.node FROM room_owners o LEFT JOIN games g ON g.id = o.room_id
+             WHERE g.finished_at IS NULL ORDER BY o.node",
+            None,
+        )
+    }
+
+    fn fenced_rooms(&self, node: &str) -> Result<Vec<String>, StoreError> {
+        self.strings(
+            "SELECT o.room_id FROM room_owners o LEFT JOIN games g ON g.id = o.room_id
+             WHERE o.node = $1 AND g.finished_at IS NULL ORDER BY o.room_id",
+            Some(node.to_string()),
+        )
     }
 
     fn list_games(&self, q: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {

@@ -637,6 +637,8 @@ fn the_fences_of_games_finished_long_ago_go_with_the_session_purge() {
     .unwrap();
     let fences = || owner_rows(&store);
     assert_eq!(fences(), ["done", "live"]);
+    // A finished game is no room of its node's any more.
+    assert_eq!(store.fenced_rooms("a").unwrap(), ["live"]);
     // A purge of what is older than now: the finished game's fence goes, the live one's stays.
     commit(
         &store,
@@ -679,6 +681,10 @@ fn a_room_closed_before_its_game_started_leaves_no_fence_row() {
     // The room without a game loses its row; a stored game keeps its (restorable, purged once
     // finished); b's fence is b's.
     assert_eq!(owner_rows(&a), ["lost", "started"]);
+    // What the sweep asks for the rooms of dead nodes: unfinished games and unstarted rooms.
+    assert_eq!(a.fence_nodes().unwrap(), ["a", "b"]);
+    assert_eq!(a.fenced_rooms("a").unwrap(), ["started"]);
+    assert_eq!(b.fenced_rooms("b").unwrap(), ["lost"]);
     assert!(b.game("lost").unwrap().unwrap().moves.is_empty());
     commit(&b, mv("lost", 1, [7, 7], None)).unwrap();
 }
