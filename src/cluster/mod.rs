@@ -343,9 +343,37 @@ impl Link {
 
     /// Takes the lease of a room this node just made (nobody else can want a fresh id): in
     /// the background; the renewal takes it again if this did not land.
-    pub fn take_new(self: &Arc<Self>, room: &str) {
-        let (link, key) = (self.clone(), self.names.owner_key(room));
-        tokio::spawn(async move { ownership::take_key(&link, &key).await });
+    ///
+    /// Then, if `creator` is given, notes the room in the creator's hash of rooms for its caps
+    /// (docs/scaling.md, "Caps"): after the lease, so that no node counting the creator's rooms
+    /// finds the room without a lease and drops it as gone. The handle ends when both are done.
+    pub fn take_new(
+        self: &Arc<Self>,
+        room: &str,
+        creator: Option<(&str, crate::room::Matchup)>,
+    ) -> tokio::task::JoinHandle<()> {
+        let (link, room) = (self.clone(), room.to_string());
+        let claim = creator.map(|(player, matchup)| (link.names.claims(player), matchup));
+        tokio::spawn(async move {
+            let _ = ownership::take_key(&link, &link.names.owner_key(&room)).await;
+            if let Some((key, matchup)) = claim {
+                let kind = match matchup {
+                    crate::room::Matchup::People => "people",
+                    crate::room::Matchup::AgainstBot => "bot",
+                    crate::room::Matchup::BotVsBot => "bots",
+                };
+                let mut redis = link.redis.clone();
+                let noted: redis::RedisResult<()> = redis::cmd("HSET")
+                    .arg(&key)
+                    .arg(&room)
+                    .arg(kind)
+                    .query_async(&mut redis)
+                    .await;
+                if let Err(e) = noted {
+                    tracing::warn!(key, "cluster: noting a room of a player failed: {e}");
+                }
+            }
+        })
     }
 
     /// A room of this node closed: its lease goes (if still this node's).
@@ -426,20 +454,6 @@ impl Link {
     pub fn announce(&self, kind: char, body: &str) {
         let frame = wire::frame(format_args!("{kind} {}", self.node), body.as_bytes());
         self.publish(self.names.lobby(), frame);
-    }
-
-    /// Notes in Redis that `player` created room `room` of `matchup` (counted against its caps
-    /// on every node until `drop_claim`).
-    pub fn note_claim(self: &Arc<Self>, player: &str, room: &str, matchup: crate::room::Matchup) {
-        let kind = match matchup {
-            crate::room::Matchup::People => "people",
-            crate::room::Matchup::AgainstBot => "bot",
-            crate::room::Matchup::BotVsBot => "bots",
-        };
-        let key = self.names.claims(player);
-        let mut cmd = redis::cmd("HSET");
-        cmd.arg(&key).arg(room).arg(kind);
-        self.in_background(cmd, "noting a room of a player", key);
     }
 
     /// The room `room` of `player` no longer counts against its caps.

@@ -117,12 +117,11 @@ impl Conn {
                 let elsewhere =
                     crate::cluster::ownership::claims_elsewhere(&self.server, &session.player_id)
                         .await;
-                let (handle, seat) = self.server.lobby.open_room_counting(
-                    self.who(&session),
-                    params,
-                    re.cloned(),
-                    elsewhere,
-                )?;
+                let (handle, seat) = self
+                    .server
+                    .lobby
+                    .open_room_counting(self.who(&session), params, re.cloned(), elsewhere)
+                    .await?;
                 if seat.is_some() {
                     session.add_seat(handle.id.clone());
                 }

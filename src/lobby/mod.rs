@@ -125,14 +125,16 @@ struct Rooms {
 
 impl Rooms {
     /// Counts a new room `id` created by `creator`, unless the server has `max_rooms` rooms or
-    /// the creator as many unfinished rooms of that kind as its [`PlayerCaps`] allow.
+    /// the creator as many unfinished rooms of that kind as its [`PlayerCaps`] allow. In a
+    /// cluster, also takes the room's lease and notes it for the creator's caps on the other
+    /// nodes, in the background: the handle ends when that is done.
     fn claim(
         &self,
         id: Arc<str>,
         creator: &Arc<str>,
         matchup: Matchup,
         elsewhere: Counts,
-    ) -> Result<(), ProtoError> {
+    ) -> Result<Option<tokio::task::JoinHandle<()>>, ProtoError> {
         if self.map.len() >= self.max_rooms {
             return Err(ProtoError::new(
                 ErrorCode::TooManyRooms,
@@ -143,11 +145,7 @@ impl Rooms {
         self.claims
             .lock()
             .claim(&caps, id.clone(), creator, matchup, elsewhere)?;
-        self.owned(&id);
-        if let Some(link) = self.cluster.get() {
-            link.note_claim(creator, &id, matchup);
-        }
-        Ok(())
+        Ok(self.owned(&id, Some((creator, matchup))))
     }
 
     /// Uncounts room `id` (here, and in a cluster for every node).
@@ -158,15 +156,19 @@ impl Rooms {
     }
 
     /// In a cluster, a new room `id` is this node's: its fence is raised before its first
-    /// event (the store keeps order) and its lease taken.
-    fn owned(&self, id: &str) {
-        if let Some(link) = self.cluster.get() {
-            drop(self.store().record(StoreEvent::Owner {
-                room_id: id.to_string(),
-                node: link.node.to_string(),
-            }));
-            link.take_new(id);
-        }
+    /// event (the store keeps order), its lease taken, then it is noted for `creator`'s caps
+    /// (`Link::take_new`, whose handle this returns).
+    fn owned(
+        &self,
+        id: &str,
+        creator: Option<(&str, Matchup)>,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        let link = self.cluster.get()?;
+        drop(self.store().record(StoreEvent::Owner {
+            room_id: id.to_string(),
+            node: link.node.to_string(),
+        }));
+        Some(link.take_new(id, creator))
     }
 
     fn store(&self) -> &Arc<dyn crate::store::Store> {
@@ -190,7 +192,9 @@ impl room::Registry for Rooms {
             ));
         }
         let id = new_room_id();
-        self.claim(id.clone(), by, params.matchup(), Counts::default())?;
+        // The lease and the note for the caps land in the background (a pairing's players
+        // hear of the room through `paired` and join it, which waits for nothing of these).
+        drop(self.claim(id.clone(), by, params.matchup(), Counts::default())?);
         Ok(room::spawn_held(ctx, id, params, |handle, summary| {
             self.map
                 .insert(handle.id.clone(), RoomEntry { handle, summary });
@@ -320,17 +324,34 @@ impl Lobby {
         params: RoomParams,
         re: Option<Value>,
     ) -> Result<(RoomHandle, Joined), ProtoError> {
-        self.open_room_counting(creator, params, re, Counts::default())
+        let (id, _noting) = self.claim_new(&creator, &params, Counts::default())?;
+        Ok(self.spawn_room(id, creator, params, re))
     }
     /// [`Lobby::open_room`], with the creator's unfinished rooms on other nodes of a cluster
-    /// (`elsewhere`) counted against its caps too.
-    pub fn open_room_counting(
+    /// (`elsewhere`) counted against its caps too. In a cluster the room starts (and its
+    /// creator hears of it) once it is noted for the creator's caps, so that a `create_room`
+    /// of the same player on another node right after counts it; a Redis that does not answer
+    /// within a lease holds the room up no longer.
+    pub async fn open_room_counting(
         &self,
         creator: Who,
         params: RoomParams,
         re: Option<Value>,
         elsewhere: Counts,
     ) -> Result<(RoomHandle, Joined), ProtoError> {
+        let (id, noting) = self.claim_new(&creator, &params, elsewhere)?;
+        if let (Some(noting), Some(link)) = (noting, self.cluster()) {
+            let _ = tokio::time::timeout(link.lease, noting).await;
+        }
+        Ok(self.spawn_room(id, creator, params, re))
+    }
+    /// A new room's id, counted against the limits (see [`Rooms::claim`]).
+    fn claim_new(
+        &self,
+        creator: &Who,
+        params: &RoomParams,
+        elsewhere: Counts,
+    ) -> Result<(Arc<str>, Option<tokio::task::JoinHandle<()>>), ProtoError> {
         if self.rooms_ctx.shutdown.is_cancelled() {
             return Err(ProtoError::new(
                 ErrorCode::ShuttingDown,
@@ -339,16 +360,20 @@ impl Lobby {
         }
         let id = new_room_id();
         // Counted before the task starts, so that its end (reported by the task) finds it.
-        self.rooms
-            .claim(id.clone(), &creator.player_id, params.matchup(), elsewhere)?;
-        Ok(room::spawn(
-            &self.rooms_ctx,
-            id,
-            creator,
-            params,
-            re,
-            self.register(),
-        ))
+        let noting =
+            self.rooms
+                .claim(id.clone(), &creator.player_id, params.matchup(), elsewhere)?;
+        Ok((id, noting))
+    }
+    /// Starts claimed room `id`.
+    fn spawn_room(
+        &self,
+        id: Arc<str>,
+        creator: Who,
+        params: RoomParams,
+        re: Option<Value>,
+    ) -> (RoomHandle, Joined) {
+        room::spawn(&self.rooms_ctx, id, creator, params, re, self.register())
     }
     /// Opens a room whose seats are held for their players or bots (a pairing), counted as
     /// created by `by`, under the same limits as [`Lobby::open_room`].
