@@ -51,7 +51,8 @@ fn first_free(board: &Board, order: &[(u8, u8)]) -> (u8, u8) {
 
 /// How a duel went: the result, how many bot moves faced an immediate win of the bot's own
 /// (and took it) or a single winning cell of the human's (and blocked it), and how many took a
-/// cell where the human would have made four or more in a row.
+/// cell where the human would have made `win_length - 2` or more in a row (on 15x15, a three:
+/// a bot may cut a line as a two, before it is a threat, then win by its own attack).
 struct Duel {
     result: String,
     wins_taken: usize,
@@ -89,7 +90,7 @@ async fn duel(
                 );
                 if v["seat"] == "o" {
                     let k = board.rules().win_length() as i64;
-                    if cells_making(&board, human, k - 1).contains(&cell) {
+                    if cells_making(&board, human, k - 2).contains(&cell) {
                         lines_cut += 1;
                     }
                     let bot_wins = winning_cells(&board, bot);
