@@ -727,14 +727,10 @@ async fn next_move(c: &mut Client) -> Value {
     panic!("no move");
 }
 
-#[tokio::test]
-async fn a_bot_whose_node_died_plays_on_from_its_new_owner() {
-    let Some(cluster) = Cluster::new("cluster_bot_failover", None) else {
-        return;
-    };
-    let (node_a, a) = cluster.node("a");
-    let (_node_b, b) = cluster.node("b");
-    let (mut alice, wa) = hello_at(a, "alice").await;
+/// Alice on `addr` (her client and `welcome`) in a room against a bot (its id), after her
+/// first move and the bot's reply.
+async fn against_a_bot(addr: SocketAddr) -> (Client, Value, String) {
+    let (mut alice, welcome) = hello_at(addr, "alice").await;
     let (_, room) = create(
         &mut alice,
         json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "beginner"}}),
@@ -744,7 +740,18 @@ async fn a_bot_whose_node_died_plays_on_from_its_new_owner() {
         .send(json!({"type": "move", "id": 1, "room_id": room, "x": 7, "y": 7}))
         .await;
     next_move(&mut alice).await; // hers
-    next_move(&mut alice).await; // the bot's reply, searched on A
+    next_move(&mut alice).await; // the bot's reply, searched on this node
+    (alice, welcome, room)
+}
+
+#[tokio::test]
+async fn a_bot_whose_node_died_plays_on_from_its_new_owner() {
+    let Some(cluster) = Cluster::new("cluster_bot_failover", None) else {
+        return;
+    };
+    let (node_a, a) = cluster.node("a");
+    let (_node_b, b) = cluster.node("b");
+    let (alice, wa, room) = against_a_bot(a).await;
     kill(node_a);
     drop(alice);
     // B takes the room over when alice comes back there (or its sweep did already).
@@ -797,18 +804,8 @@ async fn the_rooms_of_a_dead_node_nobody_else_heard_of_are_swept_from_the_store(
     // A tells the lobby of its rooms only every ten minutes: B never hears of them.
     let (node_a, a) = cluster.node_rooms("a", "grace_ms = 30000\nlobby_update_ms = 600000", "");
     let (_node_b, b) = cluster.node("b");
-    let (mut alice, wa) = hello_at(a, "alice").await;
-    let (_, room) = create(
-        &mut alice,
-        json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "beginner"}}),
-    )
-    .await;
-    alice
-        .send(json!({"type": "move", "id": 1, "room_id": room, "x": 7, "y": 7}))
-        .await;
-    next_move(&mut alice).await; // hers
-    next_move(&mut alice).await; // the bot's reply
-                                 // And a room still waiting for its opponent: no game stored, only its fence row.
+    let (mut alice, wa, room) = against_a_bot(a).await;
+    // And a room still waiting for its opponent: no game stored, only its fence row.
     let (_, waiting) = create(
         &mut alice,
         json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),

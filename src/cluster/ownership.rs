@@ -262,17 +262,11 @@ async fn adopt(server: &Arc<Server>, link: &Link) {
     if nodes.is_empty() {
         return;
     }
-    let keys: Vec<String> = nodes.iter().map(|n| link.names.alive_key(n)).collect();
-    let mut redis = link.redis.clone();
-    let Ok(alive) = redis::cmd("MGET")
-        .arg(&keys)
-        .query_async::<Vec<Option<String>>>(&mut redis)
-        .await
-    else {
+    let Some(alive) = heartbeats(link, &nodes).await else {
         return;
     };
     for (node, alive) in nodes.into_iter().zip(alive) {
-        if alive.is_some() {
+        if alive {
             continue;
         }
         let store = server.store.clone();
@@ -488,6 +482,21 @@ pub async fn relocate(server: &Arc<Server>, room: &str, who: &Who) -> Located {
     Ok(None)
 }
 
+/// Whether each of `nodes` has its heartbeat in Redis (`None`: Redis did not answer).
+async fn heartbeats(link: &Link, nodes: &[impl AsRef<str>]) -> Option<Vec<bool>> {
+    let keys: Vec<String> = nodes
+        .iter()
+        .map(|n| link.names.alive_key(n.as_ref()))
+        .collect();
+    let mut redis = link.redis.clone();
+    let alive: Vec<Option<String>> = redis::cmd("MGET")
+        .arg(&keys)
+        .query_async(&mut redis)
+        .await
+        .ok()?;
+    Some(alive.iter().map(Option::is_some).collect())
+}
+
 /// Whether `node`'s heartbeat is in Redis.
 async fn node_alive(link: &Link, node: &str) -> bool {
     let mut redis = link.redis.clone();
@@ -610,19 +619,13 @@ async fn drop_dead_nodes(
         missing.clear();
         return;
     }
-    let keys: Vec<String> = nodes.iter().map(|n| link.names.alive_key(n)).collect();
-    let mut redis = link.redis.clone();
-    let Ok(alive) = redis::cmd("MGET")
-        .arg(&keys)
-        .query_async::<Vec<Option<String>>>(&mut redis)
-        .await
-    else {
+    let Some(alive) = heartbeats(link, &nodes).await else {
         return;
     };
     let now = tokio::time::Instant::now();
     let mut still = HashMap::new();
     for (node, alive) in nodes.into_iter().zip(alive) {
-        if alive.is_some() {
+        if alive {
             continue;
         }
         let since = missing.get(&node).copied().unwrap_or(now);
