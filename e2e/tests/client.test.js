@@ -235,8 +235,9 @@ test("on a phone: the board fits, the keyboard plays, resigning ends the game", 
   assert.equal(await page.evaluate(() => document.activeElement.getAttribute("aria-label")), "i9, empty");
   await page.keyboard.press("Enter");
   await waitStone(b.page, 8, 8, "x");
-  // The board was redrawn, and the focus stayed on the same point.
-  assert.equal(await page.evaluate(() => document.activeElement.getAttribute("aria-label")), "i9, X, last move");
+  // The board was redrawn, and the focus stayed on the same point (the opponent may see the
+  // stone before the mover's own page has drawn it: waited for, not read once).
+  await page.waitForFunction(() => document.activeElement.getAttribute("aria-label") === "i9, X, last move");
   await screenshot(page, "phone");
 
   await b.page.click(cell(7, 7));
