@@ -382,13 +382,16 @@ fn openings(args: OpeningsArgs) -> Result<()> {
         }
         println!("{line}");
     });
-    if !args.playouts.is_empty() {
-        println!(
-            "# {} candidates, {} searched, {} within the window, {} of those rejected by a \
-             playout pair the colour decided.",
-            tally.candidates, tally.searched, tally.balanced, tally.colour_decided
-        );
-    }
+    // On stderr, so that the file is exactly what `--count` of its first line prints.
+    eprintln!(
+        "{} candidates, {} searched, {} within the window, {} of those rejected by a playout \
+         pair the colour decided, {} kept",
+        tally.candidates,
+        tally.searched,
+        tally.balanced,
+        tally.colour_decided,
+        kept.len()
+    );
     if kept.len() < args.count {
         eprintln!(
             "only {} of {} openings found; widen --window or --radius",
