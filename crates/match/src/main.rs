@@ -29,7 +29,8 @@ struct Cli {
 enum Command {
     /// Play a match between two engines.
     Play(Box<PlayArgs>),
-    /// Generate balanced openings near the centre, checked by our search; prints them.
+    /// Generate balanced openings near the centre, checked by our search and optionally by
+    /// self-play playouts the colour must not decide; prints them.
     Openings(OpeningsArgs),
     /// Fit joint Elo ratings to the games of one or more matches (games.jsonl files).
     Rate(RateArgs),
