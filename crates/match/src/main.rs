@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use caro_engine::{Rule, Rules};
-use caro_match::openings::{generate, parse_openings, GenerateSettings, Opening};
+use caro_match::openings::{generate, parse_openings, GenerateSettings, Opening, Playout};
 use caro_match::rating::{fit, Crosstable, Prior, RatedGame};
 use caro_match::referee::GameSettings;
 use caro_match::runner::{run_match, EngineSpec, MatchConfig};
@@ -29,7 +29,8 @@ struct Cli {
 enum Command {
     /// Play a match between two engines.
     Play(Box<PlayArgs>),
-    /// Generate balanced openings near the centre, checked by our search; prints them.
+    /// Generate balanced openings near the centre, checked by our search and optionally by
+    /// self-play playouts the colour must not decide; prints them.
     Openings(OpeningsArgs),
     /// Fit joint Elo ratings to the games of one or more matches (games.jsonl files).
     Rate(RateArgs),
@@ -142,9 +143,19 @@ struct OpeningsArgs {
     /// Search depth of the balance check.
     #[arg(long, default_value_t = 8)]
     depth: u8,
-    /// Time cap of each check in milliseconds.
+    /// Time cap of each check in milliseconds; 0 = none (then give --nodes or the depth alone
+    /// bounds the check).
     #[arg(long, default_value_t = 300)]
     time_ms: u64,
+    /// Node budget of each check (deterministic, unlike the time cap: with --time-ms 0 the
+    /// output depends on the arguments alone).
+    #[arg(long)]
+    nodes: Option<u64>,
+    /// A playout pair A/B (node budgets a move, e.g. 30000/40000) every kept opening must pass:
+    /// two self-play games, each budget playing X once, must end differently for X, so that
+    /// the colour does not decide. Repeat for more pairs; they are played in order.
+    #[arg(long = "playout", value_name = "A/B")]
+    playouts: Vec<Playout>,
     /// Keep openings whose score for the side to move is within +-window.
     #[arg(long, default_value_t = 200)]
     window: i32,
@@ -304,13 +315,19 @@ fn openings(args: OpeningsArgs) -> Result<()> {
         max_stones: args.max_stones,
         radius: args.radius,
         depth: args.depth,
-        time: Duration::from_millis(args.time_ms),
+        time: (args.time_ms > 0).then(|| Duration::from_millis(args.time_ms)),
+        nodes: args.nodes,
+        playouts: args.playouts.clone(),
         window: args.window,
         seed: args.seed,
         max_tries: args.count * 200,
     };
-    let kept = generate(&settings);
-    println!(
+    if settings.time.is_none() && settings.nodes.is_none() && settings.depth > 12 {
+        bail!("--time-ms 0 with no --nodes: the check is bounded by --depth alone, give --nodes");
+    }
+    // The exact command, so that the file says how to regenerate it. Options added later are
+    // written only when given, so the first lines of older files still read as they did.
+    let mut command = format!(
         "# caro-match openings --rule {} --width {} --height {} --count {} --min-stones {} \
          --max-stones {} --radius {} --depth {} --time-ms {} --window {} --seed {}",
         rules.rule(),
@@ -325,15 +342,57 @@ fn openings(args: OpeningsArgs) -> Result<()> {
         args.window,
         args.seed
     );
-    println!("# Each line: moves from the empty board, X first; then the search's verdict.");
-    for g in &kept {
+    if let Some(nodes) = args.nodes {
+        command.push_str(&format!(" --nodes {nodes}"));
+    }
+    for p in &args.playouts {
+        command.push_str(&format!(" --playout {p}"));
+    }
+    println!("{command}");
+    if args.playouts.is_empty() {
+        println!("# Each line: moves from the empty board, X first; then the search's verdict.");
+    } else {
         println!(
+            "# Each line: moves from the empty board, X first; then the search's verdict and X's \
+             playout results (1 won, = drawn, 0 lost), two a pair, A as X first."
+        );
+    }
+    // Printed as they are kept: a long run that is stopped still leaves a usable prefix.
+    let (kept, tally) = generate(&settings, &mut |g| {
+        let mut line = format!(
             "{}  # score {:+} depth {} (side to move)",
             g.opening.to_squares(),
             g.score,
             g.depth
         );
-    }
+        if !g.playouts.is_empty() {
+            let results: String = g
+                .playouts
+                .iter()
+                .map(|&r| {
+                    if r == 1.0 {
+                        '1'
+                    } else if r == 0.0 {
+                        '0'
+                    } else {
+                        '='
+                    }
+                })
+                .collect();
+            line.push_str(&format!(" playouts {results}"));
+        }
+        println!("{line}");
+    });
+    // On stderr, so that the file is exactly what `--count` of its first line prints.
+    eprintln!(
+        "{} candidates, {} searched, {} within the window, {} of those rejected by a playout \
+         pair the colour decided, {} kept",
+        tally.candidates,
+        tally.searched,
+        tally.balanced,
+        tally.colour_decided,
+        kept.len()
+    );
     if kept.len() < args.count {
         eprintln!(
             "only {} of {} openings found; widen --window or --radius",

@@ -13,8 +13,9 @@
 //! [`Board`] of the match's rule and size when read, so an opening that is off the board, plays
 //! on a taken cell or is already decided is rejected with its line number.
 //!
-//! [`generate`] builds balanced openings with our own search; `docs/match.md` gives the settings
-//! behind `data/openings/`.
+//! [`generate`] builds balanced openings with our own search and, optionally, checks each one by
+//! self-play playouts in which the colour must not decide the result; `docs/match.md` gives the
+//! settings behind `data/openings/`.
 
 use std::collections::HashSet;
 use std::sync::atomic::AtomicBool;
@@ -22,7 +23,7 @@ use std::time::Duration;
 
 use caro_engine::positions::{parse_square, square_name};
 use caro_engine::search::{is_mate, Engine, Limits, Score};
-use caro_engine::{Board, Move, Rules, Status};
+use caro_engine::{Board, Move, Player, Rules, Status};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -129,8 +130,13 @@ pub struct GenerateSettings {
     pub radius: u8,
     /// Search depth of the check.
     pub depth: u8,
-    /// Time cap of the check's search (per opening).
-    pub time: Duration,
+    /// Time cap of the check's search (per opening); `None`: no time limit.
+    pub time: Option<Duration>,
+    /// Node budget of the check's search (per opening); `None`: no node limit. With a node
+    /// budget and no time cap, the generator's output depends on its inputs alone.
+    pub nodes: Option<u64>,
+    /// Playout pairs each opening must pass, in order (none: no playouts); see [`Playout`].
+    pub playouts: Vec<Playout>,
     /// Keep an opening only if the search's score for the side to move is within
     /// `-window..=window` (and no mate is announced for either side).
     pub window: i32,
@@ -138,6 +144,43 @@ pub struct GenerateSettings {
     pub seed: u64,
     /// Give up after this many candidates.
     pub max_tries: usize,
+}
+
+/// One playout pair of the verification: two self-play games from the opening between our
+/// engine at two node budgets, `a` and `b`, each budget playing X once. The opening passes the
+/// pair when the two games end differently for X (one won by X and one not, or one drawn and
+/// one decided): then the budget, not the colour, made the difference. A pair that X wins twice,
+/// O wins twice, or that is drawn twice is what a match pair of an opening the colour decides
+/// looks like, and carries no information about which engine is stronger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Playout {
+    /// The first budget, nodes per move.
+    pub a: u64,
+    /// The second budget, nodes per move.
+    pub b: u64,
+}
+
+impl std::fmt::Display for Playout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.a, self.b)
+    }
+}
+
+impl std::str::FromStr for Playout {
+    type Err = String;
+    /// `A/B`, two node budgets, for example `30000/40000`.
+    fn from_str(s: &str) -> Result<Playout, String> {
+        let bad = || format!("{s:?}: expected two node budgets A/B, like 30000/40000");
+        let (a, b) = s.split_once('/').ok_or_else(bad)?;
+        let parse = |t: &str| t.trim().parse::<u64>().ok().filter(|&n| n > 0);
+        match (parse(a), parse(b)) {
+            (Some(a), Some(b)) if a != b => Ok(Playout { a, b }),
+            (Some(_), Some(_)) => Err(format!(
+                "{s:?}: the budgets must differ (equal budgets play the same game twice)"
+            )),
+            _ => Err(bad()),
+        }
+    }
 }
 
 /// A kept opening with the search's verdict.
@@ -149,15 +192,66 @@ pub struct Generated {
     pub score: Score,
     /// Depth the search completed.
     pub depth: u8,
+    /// The playout games' results for X, two per [`Playout`] in the order of the settings
+    /// (the game with `a` as X first): 1 a win of X, 0.5 a draw, 0 a win of O.
+    pub playouts: Vec<f64>,
+}
+
+/// What [`generate`] did with its candidates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Candidates drawn (including decided ones and duplicates).
+    pub candidates: usize,
+    /// Distinct ongoing candidates searched.
+    pub searched: usize,
+    /// Of those, within the window with no mate: the ones the playouts checked.
+    pub balanced: usize,
+    /// Of those, rejected by a playout pair that the colour decided.
+    pub colour_decided: usize,
+}
+
+/// X's result of one self-play game from `opening`: X searches `x_nodes` a move, O `o_nodes`,
+/// each with its own engine kept for the whole game (as `pbrain-caro` keeps its tables between
+/// moves), one thread, no clock: the result depends on the inputs alone.
+pub fn playout(rules: Rules, opening: &[Move], x_nodes: u64, o_nodes: u64) -> f64 {
+    let mut board = Board::from_moves(rules, opening).expect("a legal opening");
+    let mut engines = [Engine::new(16), Engine::new(16)];
+    let stop = AtomicBool::new(false);
+    while board.status() == Status::Ongoing {
+        // Engine 0 plays X, the side to move after an even number of stones.
+        let side = board.moves().len() % 2;
+        let limits = Limits {
+            max_depth: 64,
+            time: None,
+            time_max: None,
+            nodes: Some(if side == 0 { x_nodes } else { o_nodes }),
+        };
+        let r = engines[side]
+            .search(&board, &limits, &stop, &mut |_| {})
+            .expect("an ongoing game has a move");
+        board.play(r.best);
+    }
+    match board.status() {
+        Status::Won(Player::X) => 1.0,
+        Status::Won(Player::O) => 0.0,
+        _ => 0.5,
+    }
 }
 
 /// Random openings near the centre that our engine judges balanced: stones are dropped for X and
 /// O alternately on empty cells, the first within one cell of the centre and each next one within
 /// two cells of an earlier stone, all within `radius` of the centre; a candidate is kept if the game is
-/// still on, it is new up to the board's symmetries, and a search of
-/// [`caro_engine::search::Engine`] to `depth` (capped by `time`) scores it within the window for
-/// the side to move with no mate either way. The scores are the engine's evaluation units.
-pub fn generate(settings: &GenerateSettings) -> Vec<Generated> {
+/// still on, it is new up to the board's symmetries, a search of
+/// [`caro_engine::search::Engine`] to `depth` (capped by `time` and `nodes`) scores it within the
+/// window for the side to move with no mate either way, and every playout pair of the settings
+/// ends differently for X (see [`Playout`]; the pairs are played in order and the first that
+/// the colour decides rejects the opening). The scores are the engine's evaluation units.
+/// `on_kept` sees each opening as it is kept (a long run can print as it goes). The output is
+/// deterministic when `time` is `None`, and a smaller `count` keeps a prefix of a larger one's.
+pub fn generate(
+    settings: &GenerateSettings,
+    on_kept: &mut dyn FnMut(&Generated),
+) -> (Vec<Generated>, Tally) {
     let rules = settings.rules;
     let mut rng = SmallRng::seed_from_u64(settings.seed);
     let mut engine = Engine::new(16);
@@ -166,10 +260,12 @@ pub fn generate(settings: &GenerateSettings) -> Vec<Generated> {
     let r = settings.radius as i64;
     let mut seen = HashSet::new();
     let mut kept = Vec::new();
+    let mut tally = Tally::default();
     for _ in 0..settings.max_tries {
         if kept.len() >= settings.count {
             break;
         }
+        tally.candidates += 1;
         let stones = rng.random_range(settings.min_stones..=settings.max_stones);
         let mut board = Board::new(rules);
         let mut ok = true;
@@ -202,11 +298,12 @@ pub fn generate(settings: &GenerateSettings) -> Vec<Generated> {
             continue;
         }
         engine.clear();
+        tally.searched += 1;
         let limits = Limits {
             max_depth: settings.depth,
-            time: Some(settings.time),
+            time: settings.time,
             time_max: None,
-            nodes: None,
+            nodes: settings.nodes,
         };
         let Some(result) = engine.search(&board, &limits, &stop, &mut |_| {}) else {
             continue;
@@ -214,15 +311,39 @@ pub fn generate(settings: &GenerateSettings) -> Vec<Generated> {
         if is_mate(result.score) || result.score.abs() > settings.window {
             continue;
         }
-        kept.push(Generated {
+        tally.balanced += 1;
+        let (passed, results) = verify(rules, board.moves(), &settings.playouts);
+        if !passed {
+            tally.colour_decided += 1;
+            continue;
+        }
+        let generated = Generated {
             opening: Opening {
                 moves: board.moves().to_vec(),
             },
             score: result.score,
             depth: result.depth,
-        });
+            playouts: results,
+        };
+        on_kept(&generated);
+        kept.push(generated);
     }
-    kept
+    (kept, tally)
+}
+
+/// Plays the playout pairs from `opening` in order until one ends the same for X in both games
+/// (the colour decided it): whether none did, and X's results of the games played, two a pair.
+pub fn verify(rules: Rules, opening: &[Move], playouts: &[Playout]) -> (bool, Vec<f64>) {
+    let mut results = Vec::new();
+    for p in playouts {
+        let first = playout(rules, opening, p.a, p.b);
+        let second = playout(rules, opening, p.b, p.a);
+        results.extend([first, second]);
+        if first == second {
+            return (false, results);
+        }
+    }
+    (true, results)
 }
 
 /// Sorted X stones and sorted O stones: a position regardless of move order.
@@ -314,6 +435,91 @@ mod tests {
     }
 
     #[test]
+    fn playout_pairs_parse_as_two_different_budgets() {
+        assert_eq!(
+            "30000/40000".parse::<Playout>(),
+            Ok(Playout { a: 30000, b: 40000 })
+        );
+        assert_eq!(Playout { a: 5, b: 7 }.to_string(), "5/7");
+        for bad in ["30000", "5/5", "0/3", "a/3", "3/", "1/2/3"] {
+            assert!(bad.parse::<Playout>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_opening_x_has_won_is_rejected_by_its_first_pair() {
+        // X has an open four (e8 f8 g8 h8) and O cannot stop both ends: whatever the budgets,
+        // X wins both games, the colour decides, and the second pair is never played.
+        let r = Rules::caro(15, 15, Rule::Freestyle).unwrap();
+        let opening = parse_openings("e8 e1 f8 f1 g8 g1 h8", r).unwrap();
+        let pairs = [Playout { a: 500, b: 800 }, Playout { a: 900, b: 1200 }];
+        let (passed, results) = verify(r, &opening[0].moves, &pairs);
+        assert!(!passed);
+        assert_eq!(results, vec![1.0, 1.0]);
+    }
+
+    #[test]
+    fn playouts_are_reproducible() {
+        let r = Rules::caro(15, 15, Rule::Freestyle).unwrap();
+        let opening = [Move::new(7, 7), Move::new(8, 8), Move::new(6, 8)];
+        let a = playout(r, &opening, 1500, 2500);
+        assert_eq!(a, playout(r, &opening, 1500, 2500));
+        assert!([0.0, 0.5, 1.0].contains(&a));
+    }
+
+    #[test]
+    fn kept_openings_passed_every_playout_pair() {
+        let r = Rules::caro(15, 15, Rule::Freestyle).unwrap();
+        let pairs = vec![Playout { a: 1000, b: 1600 }, Playout { a: 2000, b: 3000 }];
+        let settings = GenerateSettings {
+            rules: r,
+            count: 2,
+            min_stones: 3,
+            max_stones: 4,
+            radius: 2,
+            depth: 64,
+            time: None,
+            nodes: Some(5_000),
+            playouts: pairs.clone(),
+            window: 300,
+            seed: 3,
+            max_tries: 300,
+        };
+        let mut seen = Vec::new();
+        let (kept, tally) = generate(&settings, &mut |g| seen.push(g.opening.clone()));
+        assert_eq!(kept.len(), 2, "{tally:?}");
+        let openings: Vec<Opening> = kept.iter().map(|g| g.opening.clone()).collect();
+        assert_eq!(seen, openings, "on_kept saw each kept opening, in order");
+        assert_eq!(
+            tally.balanced - tally.colour_decided,
+            kept.len(),
+            "{tally:?}"
+        );
+        assert!(tally.searched <= tally.candidates && tally.balanced <= tally.searched);
+        for g in &kept {
+            assert_eq!(g.playouts.len(), 4);
+            for pair in g.playouts.chunks(2) {
+                assert_ne!(pair[0], pair[1], "the colour decided {:?}", g.playouts);
+            }
+            // The recorded results are what the playouts give again.
+            assert_eq!(
+                verify(r, &g.opening.moves, &pairs),
+                (true, g.playouts.clone())
+            );
+        }
+        // With a node budget and no clock, a run is reproducible and a smaller count keeps a
+        // prefix of a larger one's.
+        let one = GenerateSettings {
+            count: 1,
+            ..settings.clone()
+        };
+        let (first, _) = generate(&one, &mut |_| {});
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].opening, kept[0].opening);
+        assert_eq!(first[0].playouts, kept[0].playouts);
+    }
+
+    #[test]
     fn generated_openings_are_balanced_and_distinct() {
         let settings = GenerateSettings {
             rules: rules(),
@@ -322,12 +528,14 @@ mod tests {
             max_stones: 4,
             radius: 2,
             depth: 2,
-            time: Duration::from_millis(50),
+            time: Some(Duration::from_millis(50)),
+            nodes: None,
+            playouts: Vec::new(),
             window: 300,
             seed: 7,
             max_tries: 200,
         };
-        let kept = generate(&settings);
+        let (kept, _) = generate(&settings, &mut |_| {});
         assert_eq!(kept.len(), 3);
         for g in &kept {
             assert!(g.score.abs() <= 300);
