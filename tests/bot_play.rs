@@ -7,20 +7,23 @@ use caro_engine::{Board, Cell, Move, Player, Rules};
 use common::*;
 use serde_json::json;
 
+/// The four directions of a line.
+const LINES: [(i64, i64); 4] = [(1, 0), (0, 1), (1, 1), (1, -1)];
+
 /// Cells where `p` completes `win_length` in a row (freestyle: k or more).
 fn winning_cells(board: &Board, p: Player) -> Vec<(u8, u8)> {
-    cells_making(board, p, board.rules().win_length() as i64)
+    cells_making(board, p, board.rules().win_length() as i64, &LINES)
 }
 
-/// Empty cells where a stone of `p` would make a run of `k` or more.
-fn cells_making(board: &Board, p: Player, k: i64) -> Vec<(u8, u8)> {
+/// Empty cells where a stone of `p` would make a run of `k` or more along one of `dirs`.
+fn cells_making(board: &Board, p: Player, k: i64, dirs: &[(i64, i64)]) -> Vec<(u8, u8)> {
     let mut out = Vec::new();
     for y in 0..board.height() as i64 {
         for x in 0..board.width() as i64 {
             if board.get(x, y) != Cell::Empty {
                 continue;
             }
-            let wins = [(1, 0), (0, 1), (1, 1), (1, -1)].iter().any(|(dx, dy)| {
+            let wins = dirs.iter().any(|(dx, dy)| {
                 let run = |sx: i64, sy: i64| {
                     let mut n = 0;
                     let (mut cx, mut cy) = (x + sx, y + sy);
@@ -51,8 +54,9 @@ fn first_free(board: &Board, order: &[(u8, u8)]) -> (u8, u8) {
 
 /// How a duel went: the result, how many bot moves faced an immediate win of the bot's own
 /// (and took it) or a single winning cell of the human's (and blocked it), and how many took a
-/// cell where the human would have made `win_length - 2` or more in a row (on 15x15, a three:
-/// a bot may cut a line as a two, before it is a threat, then win by its own attack).
+/// cell where the human would have made `win_length - 2` or more in a row along a row of the
+/// board, the way the straight-line human builds (on 15x15, a three: a bot may cut the line
+/// as a two, before it is a threat, then win by its own attack).
 struct Duel {
     result: String,
     wins_taken: usize,
@@ -90,7 +94,7 @@ async fn duel(
                 );
                 if v["seat"] == "o" {
                     let k = board.rules().win_length() as i64;
-                    if cells_making(&board, human, k - 2).contains(&cell) {
+                    if cells_making(&board, human, k - 2, &[(1, 0)]).contains(&cell) {
                         lines_cut += 1;
                     }
                     let bot_wins = winning_cells(&board, bot);
