@@ -796,6 +796,35 @@ async fn lists(addr: SocketAddr, room: &str, moves: u64) -> bool {
         .any(|r| r["room_id"] == room && r["moves"] == moves)
 }
 
+/// How many `room_owners` rows room `room` has in the cluster's database.
+async fn fence_rows(cluster: &Cluster, room: &str) -> i64 {
+    let (db, conn) = tokio_postgres::connect(&cluster.pg, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    db.query_one(
+        "SELECT COUNT(*) FROM room_owners WHERE room_id = $1",
+        &[&room],
+    )
+    .await
+    .unwrap()
+    .get(0)
+}
+
+/// Waits (up to 30 s) until room `room` has no `room_owners` row.
+async fn fence_row_goes(cluster: &Cluster, room: &str) {
+    for _ in 0..300 {
+        if fence_rows(cluster, room).await == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the fence row of room {room} stayed");
+}
+
+/// Regression: a room whose owner died before any other node heard of it (no lobby frame yet,
+/// no player on another node) was taken over only when a player came back for it, and a
+/// waiting room's fence row stayed for good. The sweep now finds both in the store.
 #[tokio::test]
 async fn the_rooms_of_a_dead_node_nobody_else_heard_of_are_swept_from_the_store() {
     let Some(cluster) = Cluster::new("cluster_unknown_rooms", None) else {
@@ -830,38 +859,66 @@ async fn the_rooms_of_a_dead_node_nobody_else_heard_of_are_swept_from_the_store(
         taken,
         "B never took over the room of dead A that it had not heard of"
     );
-    // The waiting room is not restored (no game), and its fence row goes.
-    let (db, conn) = tokio_postgres::connect(&cluster.pg, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    let fences = |id: String| {
-        let db = &db;
-        async move {
-            db.query_one(
-                "SELECT COUNT(*) FROM room_owners WHERE room_id = $1",
-                &[&id],
-            )
-            .await
-            .unwrap()
-            .get::<_, i64>(0)
-        }
-    };
-    let mut gone = false;
-    for _ in 0..100 {
-        if fences(waiting.clone()).await == 0 {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(gone, "the waiting room's fence row stayed");
-    assert_eq!(fences(room.clone()).await, 1);
-    assert!(!lists(b, &waiting, 0).await);
+    // The waiting room is no game to restore: its fence row goes; the game keeps its.
+    fence_row_goes(&cluster, &waiting).await;
+    assert_eq!(fence_rows(&cluster, &room).await, 1);
     // Alice comes back through B and finds it.
     let (_alice, _, joined) = resume(b, &token(&wa)).await;
     assert_eq!(joined["room"]["room_id"], room.as_str(), "{joined}");
     assert_eq!(joined["room"]["moves"].as_array().unwrap().len(), 2);
+}
+
+/// Regression: a node restarted with the same id (a heartbeat again, so not a dead node) left
+/// its former process's waiting rooms' fence rows for good.
+#[tokio::test]
+async fn a_node_restarted_under_its_id_lets_its_former_waiting_rooms_go() {
+    let Some(cluster) = Cluster::new("cluster_restarted_node", None) else {
+        return;
+    };
+    let (node_a, a) = cluster.node("a");
+    let (mut alice, _) = hello_at(a, "alice").await;
+    let (_, waiting) = create(
+        &mut alice,
+        json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
+    )
+    .await;
+    assert_eq!(fence_rows(&cluster, &waiting).await, 1);
+    kill(node_a);
+    drop(alice);
+    let (_node_a, _) = cluster.node("a");
+    fence_row_goes(&cluster, &waiting).await;
+}
+
+/// Regression: while a new room waited for Redis to take its lease and note it for its
+/// creator's caps, it did not count against `limits.max_rooms` (it was not in the node's map
+/// yet), so creations racing it all passed.
+#[tokio::test]
+async fn a_room_waiting_for_redis_counts_against_max_rooms() {
+    let Some((cluster, _own, redis)) = with_own_redis("cluster_max_rooms_wait") else {
+        return;
+    };
+    let (_node_a, a) = cluster.node_with("a", "[limits]\nmax_rooms = 1\n");
+    let (mut alice, _) = hello_at(a, "alice").await;
+    let (mut bob, _) = hello_at(a, "bob").await;
+    // Redis paused: each command of the node waits for its 500 ms response timeout.
+    signal(&redis, "-STOP");
+    let open =
+        |id: u64| json!({"type": "create_room", "id": id, "game": "caro", "x": "me", "o": "open"});
+    alice.send(open(1)).await;
+    bob.send(open(2)).await;
+    let answers = [
+        alice.recv_skip(&["room_update"]).await,
+        bob.recv_skip(&["room_update"]).await,
+    ];
+    signal(&redis, "-CONT");
+    // One of them (whichever the node claimed first) has the one room; the other is refused.
+    let kinds: Vec<(&Value, &Value)> = answers.iter().map(|a| (&a["type"], &a["code"])).collect();
+    let joined = (&json!("room_joined"), &Value::Null);
+    let refused = (&json!("error"), &json!("too_many_rooms"));
+    assert!(
+        kinds == [joined, refused] || kinds == [refused, joined],
+        "{answers:?}"
+    );
 }
 
 #[tokio::test]

@@ -24,7 +24,7 @@
 //! never run anything else, so they stay niced for good, and an idle one exits after
 //! [`SEARCH_THREAD_KEEP_ALIVE`].
 //!
-//! **The engines.** Each search thread keeps one [`Engine`](caro_engine::search::Engine) (a 16 MiB transposition table, the
+//! **The engines.** Each search thread keeps one [`Engine`] (a 16 MiB transposition table, the
 //! threat-space table, about 20 MiB) from search to search, and from game to game: its tables are
 //! aged at every search rather than allocated and cleared (the engine's table keys entries by
 //! rule and board size, so any game may follow any other). Memory is therefore bounded by
@@ -42,6 +42,8 @@
 //! when every other slot is free; a game with a human always searches with one.
 //!
 //! This module never touches rooms, clients or the protocol beyond sending events back.
+//!
+//! [`Engine`]: caro_engine::search::Engine
 
 mod clock;
 mod idle_threads;

@@ -59,6 +59,9 @@ pub enum Out {
 pub struct Link {
     /// This node's id.
     pub node: Arc<str>,
+    /// When this process joined the cluster (Unix ms): fences of this node's id raised before
+    /// are a former process's.
+    pub started_ms: i64,
     /// A room's lease.
     pub lease: Duration,
     /// The cluster's channel and key names.
@@ -138,6 +141,7 @@ impl Link {
         let (out, rx) = mpsc::channel(OUT_QUEUE);
         let link = Arc::new(Link {
             node: config.node_id.as_str().into(),
+            started_ms: crate::store::now_ms(),
             lease: config.lease,
             names: wire::Names::new(&config.namespace),
             redis,
@@ -341,37 +345,33 @@ impl Link {
         self.members.remove_if(room, |_, m| m.is_empty());
     }
 
-    /// Takes the lease of a room this node just made (nobody else can want a fresh id): in
-    /// the background; the renewal takes it again if this did not land.
-    ///
-    /// Then, if `creator` is given, notes the room in the creator's hash of rooms for its caps
-    /// (docs/scaling.md, "Caps"): after the lease, so that no node counting the creator's rooms
-    /// finds the room without a lease and drops it as gone. The handle ends when both are done.
+    /// Takes the lease of a room this node just made (nobody else can want a fresh id), then
+    /// notes the room in its creator's hash of rooms for the caps (docs/scaling.md, "Caps"):
+    /// only once the lease is taken, so that no node counting the creator's rooms finds it
+    /// without a lease and drops it as gone. In the background; the handle ends when both are
+    /// done. A lease not taken (Redis did not answer) is taken again by the renewal, but the
+    /// room is then not noted: it does not count on the other nodes.
     pub fn take_new(
         self: &Arc<Self>,
         room: &str,
-        creator: Option<(&str, crate::room::Matchup)>,
+        creator: &str,
+        matchup: crate::room::Matchup,
     ) -> tokio::task::JoinHandle<()> {
         let (link, room) = (self.clone(), room.to_string());
-        let claim = creator.map(|(player, matchup)| (link.names.claims(player), matchup));
+        let key = link.names.claims(creator);
         tokio::spawn(async move {
-            let _ = ownership::take_key(&link, &link.names.owner_key(&room)).await;
-            if let Some((key, matchup)) = claim {
-                let kind = match matchup {
-                    crate::room::Matchup::People => "people",
-                    crate::room::Matchup::AgainstBot => "bot",
-                    crate::room::Matchup::BotVsBot => "bots",
-                };
-                let mut redis = link.redis.clone();
-                let noted: redis::RedisResult<()> = redis::cmd("HSET")
-                    .arg(&key)
-                    .arg(&room)
-                    .arg(kind)
-                    .query_async(&mut redis)
-                    .await;
-                if let Err(e) = noted {
-                    tracing::warn!(key, "cluster: noting a room of a player failed: {e}");
-                }
+            if ownership::take_key(&link, &link.names.owner_key(&room)).await != Ok(true) {
+                return;
+            }
+            let mut redis = link.redis.clone();
+            let noted: redis::RedisResult<()> = redis::cmd("HSET")
+                .arg(&key)
+                .arg(&room)
+                .arg(wire::claim_kind(matchup))
+                .query_async(&mut redis)
+                .await;
+            if let Err(e) = noted {
+                tracing::warn!(key, "cluster: noting a room of a player failed: {e}");
             }
         })
     }

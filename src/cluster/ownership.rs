@@ -193,8 +193,9 @@ pub(super) async fn sweep(server: Arc<Server>, link: Arc<Link>) {
         }
         drop_dead_nodes(&server, &link, &mut dead).await;
         sweeps = sweeps.wrapping_add(1);
+        // Bounded: a PostgreSQL that hangs must not hold up the takeovers below.
         if sweeps % ADOPT_EVERY == 0 {
-            adopt(&server, &link).await;
+            let _ = tokio::time::timeout(link.lease, adopt(&server, &link)).await;
         }
         let rooms: Vec<(Arc<str>, Arc<str>)> = link
             .owners
@@ -242,12 +243,14 @@ pub(super) async fn sweep(server: Arc<Server>, link: Arc<Link>) {
     }
 }
 
-/// Notes, with their owner, the unfinished rooms of nodes without a heartbeat that this node
-/// does not know of: a room whose owner died before any other node heard of it (before its
-/// first lobby frame, with no player on another node) is otherwise taken over only when one of
-/// its players comes back. The sweep then takes them over as any other room of a dead node
-/// (a waiting room without a game is released, and its fence row with it). Errors are logged
-/// and the next round tries again.
+/// Notes, with their owner, the unfinished and unstarted rooms this node does not know of of
+/// nodes without a heartbeat, and of this node's id from before this process started (a
+/// former process of the same id, restarted: its waiting rooms are no game to restore). A room
+/// whose owner died before any other node heard of it (before its first lobby frame, with no
+/// player on another node) is otherwise taken over only when one of its players comes back.
+/// The sweep then takes them over as any other room whose lease is gone (a room without a
+/// game is released, and its fence row with it). Errors are logged and the next round tries
+/// again.
 async fn adopt(server: &Arc<Server>, link: &Link) {
     let store = server.store.clone();
     let nodes = match tokio::task::spawn_blocking(move || store.fence_nodes()).await {
@@ -258,23 +261,30 @@ async fn adopt(server: &Arc<Server>, link: &Link) {
         }
         Err(_) => return,
     };
-    let nodes: Vec<String> = nodes.into_iter().filter(|n| *n != *link.node).collect();
-    if nodes.is_empty() {
-        return;
-    }
-    let Some(alive) = heartbeats(link, &nodes).await else {
-        return;
+    let (me, others): (Vec<String>, Vec<String>) =
+        nodes.into_iter().partition(|n| *n == *link.node);
+    let alive = match others.is_empty() {
+        true => Vec::new(),
+        false => match heartbeats(link, &others).await {
+            Some(alive) => alive,
+            None => return,
+        },
     };
-    for (node, alive) in nodes.into_iter().zip(alive) {
-        if alive {
-            continue;
-        }
+    // Each node whose rooms to look at, and since when a fence of it counts as stale.
+    let stale = others
+        .into_iter()
+        .zip(alive)
+        .filter(|(_, alive)| !alive)
+        .map(|(node, _)| (node, i64::MAX))
+        .chain(me.into_iter().map(|node| (node, link.started_ms)));
+    for (node, before) in stale {
         let store = server.store.clone();
         let of = node.clone();
-        let rooms = match tokio::task::spawn_blocking(move || store.fenced_rooms(&of)).await {
+        let rooms = match tokio::task::spawn_blocking(move || store.fenced_rooms(&of, before)).await
+        {
             Ok(Ok(rooms)) => rooms,
             Ok(Err(e)) => {
-                tracing::warn!(%node, "cluster: reading a dead node's rooms failed: {e}");
+                tracing::warn!(%node, "cluster: reading a node's rooms failed: {e}");
                 continue;
             }
             Err(_) => continue,
@@ -282,7 +292,7 @@ async fn adopt(server: &Arc<Server>, link: &Link) {
         let node: Arc<str> = node.into();
         for room in rooms {
             if server.lobby.room(&room).is_none() && !link.owners.contains_key(room.as_str()) {
-                tracing::info!(room, %node, "cluster: a room of a dead node nobody here knew of");
+                tracing::info!(room, %node, "cluster: a room of a gone node nobody here knew of");
                 link.owners.insert(room.into(), node.clone());
             }
         }
@@ -583,11 +593,7 @@ pub async fn claims_elsewhere(server: &Server, player: &str) -> crate::lobby::Co
     let mut gone = Vec::new();
     for ((room, kind), owner) in rooms.iter().zip(owners) {
         match owner {
-            Some(_) => counts.add(match kind.as_str() {
-                "bot" => crate::room::Matchup::AgainstBot,
-                "bots" => crate::room::Matchup::BotVsBot,
-                _ => crate::room::Matchup::People,
-            }),
+            Some(_) => counts.add(wire::claim_matchup(kind)),
             None => gone.push(room.clone()),
         }
     }

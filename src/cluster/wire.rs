@@ -29,6 +29,7 @@ use serde_json::Value;
 
 use crate::pairing::SeekRequest;
 use crate::protocol::{ErrorCode, JoinAs, OfferKind, ProtoError, Seat};
+use crate::room::Matchup;
 
 /// The names of a cluster's channels and keys, all under its namespace (`cluster.namespace`,
 /// so that several clusters, or parallel tests, can share one Redis).
@@ -274,6 +275,24 @@ pub struct LobbyEntry {
     pub node: String,
     /// Its summary.
     pub summary: Arc<RawValue>,
+}
+
+/// A room's kind in a player's hash of rooms ([`Names::claims`]): what its caps count.
+pub fn claim_kind(matchup: Matchup) -> &'static str {
+    match matchup {
+        Matchup::People => "people",
+        Matchup::AgainstBot => "bot",
+        Matchup::BotVsBot => "bots",
+    }
+}
+
+/// The kind [`claim_kind`] wrote (anything else counts as a room between people).
+pub fn claim_matchup(kind: &str) -> Matchup {
+    match kind {
+        "bot" => Matchup::AgainstBot,
+        "bots" => Matchup::BotVsBot,
+        _ => Matchup::People,
+    }
 }
 
 #[cfg(test)]

@@ -115,6 +115,8 @@ struct Rooms {
     map: DashMap<Arc<str>, RoomEntry, ahash::RandomState>,
     /// Rooms closed since the lobby feed last looked.
     closed: Mutex<Vec<Arc<str>>>,
+    /// Rooms claimed and not yet in `map` (each an [`Opening`]): counted against `max_rooms`.
+    opening: std::sync::atomic::AtomicUsize,
     /// The unfinished rooms each player has created.
     claims: Mutex<Claims>,
     /// The store rooms record to (for the fence of a new room in a cluster).
@@ -135,17 +137,20 @@ impl Rooms {
         matchup: Matchup,
         elsewhere: Counts,
     ) -> Result<Option<tokio::task::JoinHandle<()>>, ProtoError> {
-        if self.map.len() >= self.max_rooms {
+        let caps = *self.player_caps.lock();
+        let mut claims = self.claims.lock();
+        // Under the claims' lock, so that the check and the count are one step for creations
+        // racing on other threads. Counted in `opening` until its task starts (an `Opening`).
+        if self.map.len() + self.opening.load(Ordering::Relaxed) >= self.max_rooms {
             return Err(ProtoError::new(
                 ErrorCode::TooManyRooms,
                 "the server has as many rooms as it allows; try again later",
             ));
         }
-        let caps = *self.player_caps.lock();
-        self.claims
-            .lock()
-            .claim(&caps, id.clone(), creator, matchup, elsewhere)?;
-        Ok(self.owned(&id, Some((creator, matchup))))
+        claims.claim(&caps, id.clone(), creator, matchup, elsewhere)?;
+        self.opening.fetch_add(1, Ordering::Relaxed);
+        drop(claims);
+        Ok(self.owned(&id, creator, matchup))
     }
 
     /// Uncounts room `id` (here, and in a cluster for every node).
@@ -161,14 +166,25 @@ impl Rooms {
     fn owned(
         &self,
         id: &str,
-        creator: Option<(&str, Matchup)>,
+        creator: &str,
+        matchup: Matchup,
     ) -> Option<tokio::task::JoinHandle<()>> {
         let link = self.cluster.get()?;
         drop(self.store().record(StoreEvent::Owner {
             room_id: id.to_string(),
             node: link.node.to_string(),
         }));
-        Some(link.take_new(id, creator))
+        Some(link.take_new(id, creator, matchup))
+    }
+
+    /// Gives back room `id`, claimed but never started: uncounted, and in a cluster its lease
+    /// and fence let go.
+    fn abandon(&self, id: &str) {
+        self.release(id);
+        if let Some(link) = self.cluster.get() {
+            self.store().release_room(id);
+            link.release(id);
+        }
     }
 
     fn store(&self) -> &Arc<dyn crate::store::Store> {
@@ -195,10 +211,13 @@ impl room::Registry for Rooms {
         // The lease and the note for the caps land in the background (a pairing's players
         // hear of the room through `paired` and join it, which waits for nothing of these).
         drop(self.claim(id.clone(), by, params.matchup(), Counts::default())?);
-        Ok(room::spawn_held(ctx, id, params, |handle, summary| {
+        let opening = Opening::new(self, id.clone());
+        let handle = room::spawn_held(ctx, id, params, |handle, summary| {
             self.map
                 .insert(handle.id.clone(), RoomEntry { handle, summary });
-        }))
+        });
+        opening.opened();
+        Ok(handle)
     }
     fn game_finished(&self, id: &str) {
         self.release(id);
@@ -212,6 +231,40 @@ impl room::Registry for Rooms {
                 link.forget_room(&id);
             }
             self.closed.lock().push(id);
+        }
+    }
+}
+
+/// A room claimed ([`Rooms::claim`]) whose task has not started yet: counted in `opening`
+/// (against `max_rooms`) until it is in the map, and given back if it never starts (the future
+/// that opens it dropped on the way).
+struct Opening<'a> {
+    rooms: &'a Rooms,
+    id: Arc<str>,
+    opened: bool,
+}
+
+impl<'a> Opening<'a> {
+    /// Right after the claim of room `id`.
+    fn new(rooms: &'a Rooms, id: Arc<str>) -> Opening<'a> {
+        Opening {
+            rooms,
+            id,
+            opened: false,
+        }
+    }
+
+    /// The room's task started (it is in the map).
+    fn opened(mut self) {
+        self.opened = true;
+    }
+}
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        self.rooms.opening.fetch_sub(1, Ordering::Relaxed);
+        if !self.opened {
+            self.rooms.abandon(&self.id);
         }
     }
 }
@@ -325,7 +378,10 @@ impl Lobby {
         re: Option<Value>,
     ) -> Result<(RoomHandle, Joined), ProtoError> {
         let (id, _noting) = self.claim_new(&creator, &params, Counts::default())?;
-        Ok(self.spawn_room(id, creator, params, re))
+        let opening = Opening::new(&self.rooms, id.clone());
+        let room = self.spawn_room(id, creator, params, re);
+        opening.opened();
+        Ok(room)
     }
     /// [`Lobby::open_room`], with the creator's unfinished rooms on other nodes of a cluster
     /// (`elsewhere`) counted against its caps too. In a cluster the room starts (and its
@@ -340,10 +396,13 @@ impl Lobby {
         elsewhere: Counts,
     ) -> Result<(RoomHandle, Joined), ProtoError> {
         let (id, noting) = self.claim_new(&creator, &params, elsewhere)?;
+        let opening = Opening::new(&self.rooms, id.clone());
         if let (Some(noting), Some(link)) = (noting, self.cluster()) {
             let _ = tokio::time::timeout(link.lease, noting).await;
         }
-        Ok(self.spawn_room(id, creator, params, re))
+        let room = self.spawn_room(id, creator, params, re);
+        opening.opened();
+        Ok(room)
     }
     /// A new room's id, counted against the limits (see [`Rooms::claim`]).
     fn claim_new(

@@ -432,15 +432,18 @@ pub trait Store: Send + Sync + 'static {
         Ok(None)
     }
     /// The room `room_id` closed or moved: this node no longer commits for it under a fence.
+    /// Queued after the room's events (they are still written, or refused, under the fence);
+    /// a room that never stored a game also loses its fence row, if the fence is still this
+    /// node's.
     fn release_room(&self, _room_id: &str) {}
     /// The nodes that raised the fence of a room whose game is unfinished or never started (in
     /// a cluster: the nodes that may own rooms). Stores one node owns answer none. Blocks.
     fn fence_nodes(&self) -> Result<Vec<String>, StoreError> {
         Ok(Vec::new())
     }
-    /// The rooms whose fence `node` raised last and whose game is unfinished or never
-    /// started. Blocks.
-    fn fenced_rooms(&self, _node: &str) -> Result<Vec<String>, StoreError> {
+    /// The rooms whose fence `node` raised last, before `raised_before` (Unix ms), and whose
+    /// game is unfinished or never started. Blocks.
+    fn fenced_rooms(&self, _node: &str, _raised_before: i64) -> Result<Vec<String>, StoreError> {
         Ok(Vec::new())
     }
     /// Finished games, newest first. Blocks.

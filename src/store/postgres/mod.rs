@@ -147,20 +147,6 @@ impl PostgresStore {
         Ok(store)
     }
 
-    /// The first column of every row of `sql`, with at most one text parameter. Blocks.
-    fn strings(&self, sql: &'static str, param: Option<String>) -> Result<Vec<String>, StoreError> {
-        let pool = self.pool.clone();
-        self.block(async move {
-            let client = pool.get().await?;
-            let st = client.prepare_cached(sql).await?;
-            let rows = match &param {
-                Some(p) => client.query(&st, &[p]).await?,
-                None => client.query(&st, &[]).await?,
-            };
-            Ok(rows.iter().map(|r| r.get(0)).collect())
-        })
-    }
-
     /// Runs `fut` on the store's runtime and waits for it, from any thread.
     fn block<T: Send + 'static>(
         &self,
@@ -596,19 +582,34 @@ impl Store for PostgresStore {
     }
 
     fn fence_nodes(&self) -> Result<Vec<String>, StoreError> {
-        self.strings(
-            "SELECT DISTINCT o.node FROM room_owners o LEFT JOIN games g ON g.id = o.room_id
-             WHERE g.finished_at IS NULL ORDER BY o.node",
-            None,
-        )
+        let pool = self.pool.clone();
+        self.block(async move {
+            let client = pool.get().await?;
+            let rows = client
+                .query(
+                    "SELECT DISTINCT o.node FROM room_owners o LEFT JOIN games g
+                     ON g.id = o.room_id WHERE g.finished_at IS NULL ORDER BY o.node",
+                    &[],
+                )
+                .await?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
     }
 
-    fn fenced_rooms(&self, node: &str) -> Result<Vec<String>, StoreError> {
-        self.strings(
-            "SELECT o.room_id FROM room_owners o LEFT JOIN games g ON g.id = o.room_id
-             WHERE o.node = $1 AND g.finished_at IS NULL ORDER BY o.room_id",
-            Some(node.to_string()),
-        )
+    fn fenced_rooms(&self, node: &str, raised_before: i64) -> Result<Vec<String>, StoreError> {
+        let (pool, node) = (self.pool.clone(), node.to_string());
+        self.block(async move {
+            let client = pool.get().await?;
+            let st = client
+                .prepare_cached(
+                    "SELECT o.room_id FROM room_owners o LEFT JOIN games g ON g.id = o.room_id
+                     WHERE o.node = $1 AND o.at_ms < $2 AND g.finished_at IS NULL
+                     ORDER BY o.room_id",
+                )
+                .await?;
+            let rows = client.query(&st, &[&node, &raised_before]).await?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
+        })
     }
 
     fn list_games(&self, q: &GameQuery) -> Result<Vec<GameSummary>, StoreError> {

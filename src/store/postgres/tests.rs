@@ -638,7 +638,7 @@ fn the_fences_of_games_finished_long_ago_go_with_the_session_purge() {
     let fences = || owner_rows(&store);
     assert_eq!(fences(), ["done", "live"]);
     // A finished game is no room of its node's any more.
-    assert_eq!(store.fenced_rooms("a").unwrap(), ["live"]);
+    assert_eq!(store.fenced_rooms("a", i64::MAX).unwrap(), ["live"]);
     // A purge of what is older than now: the finished game's fence goes, the live one's stays.
     commit(
         &store,
@@ -654,6 +654,9 @@ fn the_fences_of_games_finished_long_ago_go_with_the_session_purge() {
     commit(&store, mv("live", 2, [8, 8], None)).unwrap();
 }
 
+/// Regression: a room that closed before its game started kept its `room_owners` row for
+/// good, and a release dropped the fence at once, so a move still queued for a room another
+/// node had taken was committed unchecked.
 #[test]
 fn a_room_closed_before_its_game_started_leaves_no_fence_row() {
     let Some((a, b)) = two_nodes("released_fences") else {
@@ -663,15 +666,18 @@ fn a_room_closed_before_its_game_started_leaves_no_fence_row() {
         room_id: room.into(),
         node: node.into(),
     };
-    for room in ["waiting", "started", "lost"] {
+    for room in ["waiting", "started", "lost", "lost_waiting"] {
         commit(&a, owner(room, "a")).unwrap();
     }
     commit(&a, created("started", "p1", false, TimeControl::None)).unwrap();
     commit(&a, created("lost", "p1", false, TimeControl::None)).unwrap();
-    // b takes "lost" over while a still has a move of it queued, then a closes every room.
+    // b takes "lost" and "lost_waiting" over while a still has a move of "lost" queued, then
+    // a closes every room.
     commit(&b, owner("lost", "b")).unwrap();
+    commit(&b, owner("lost_waiting", "b")).unwrap();
+    let before_b = crate::store::now_ms() + 1;
     let late = a.record(mv("lost", 1, [0, 0], None));
-    for room in ["waiting", "started", "lost"] {
+    for room in ["waiting", "started", "lost", "lost_waiting"] {
         a.release_room(room);
     }
     // The move queued before the release is still checked against a's fence: refused.
@@ -679,12 +685,21 @@ fn a_room_closed_before_its_game_started_leaves_no_fence_row() {
     assert!(err.to_string().contains("fenced"), "{err}");
     a.flush();
     // The room without a game loses its row; a stored game keeps its (restorable, purged once
-    // finished); b's fence is b's.
-    assert_eq!(owner_rows(&a), ["lost", "started"]);
-    // What the sweep asks for the rooms of dead nodes: unfinished games and unstarted rooms.
+    // finished); the rooms b took keep b's rows, game or not.
+    assert_eq!(owner_rows(&a), ["lost", "lost_waiting", "started"]);
+    // What the sweep asks for the rooms of gone nodes: unfinished games and unstarted rooms,
+    // raised before a time.
     assert_eq!(a.fence_nodes().unwrap(), ["a", "b"]);
-    assert_eq!(a.fenced_rooms("a").unwrap(), ["started"]);
-    assert_eq!(b.fenced_rooms("b").unwrap(), ["lost"]);
+    assert_eq!(a.fenced_rooms("a", i64::MAX).unwrap(), ["started"]);
+    assert_eq!(
+        b.fenced_rooms("b", before_b).unwrap(),
+        ["lost", "lost_waiting"]
+    );
+    commit(&b, owner("late", "b")).unwrap();
+    assert_eq!(
+        b.fenced_rooms("b", before_b).unwrap(),
+        ["lost", "lost_waiting"]
+    );
     assert!(b.game("lost").unwrap().unwrap().moves.is_empty());
     commit(&b, mv("lost", 1, [7, 7], None)).unwrap();
 }
