@@ -189,8 +189,9 @@ async fn write_loop(pool: Pool, fences: Fences, mut rx: tmpsc::UnboundedReceiver
             }),
             Err(e) => {
                 tracing::error!("store: writing {} events failed: {e}", batch.len());
-                // The rooms released stop committing all the same (their rows, if any are
-                // left, go with a later purge or stay as an unstarted room's would).
+                // The rooms released stop committing all the same. A row the failed batch did
+                // not delete stays: a finished game's goes with the purge, an unstarted room's
+                // with the sweep once this node is gone or restarted (docs/scaling.md).
                 for m in &batch {
                     if let Msg::Release(room) = m {
                         fences.remove(room);
