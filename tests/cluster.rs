@@ -811,15 +811,22 @@ async fn fence_rows(cluster: &Cluster, room: &str) -> i64 {
     .get(0)
 }
 
-/// Waits (up to 30 s) until room `room` has no `room_owners` row.
-async fn fence_row_goes(cluster: &Cluster, room: &str) {
+/// Polls `check` every 100 ms until it holds, up to 30 s (two leases for the sweep to look,
+/// one more for the lease, and a loaded machine); panics with `what` otherwise.
+async fn until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
     for _ in 0..300 {
-        if fence_rows(cluster, room).await == 0 {
+        if check().await {
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("the fence row of room {room} stayed");
+    panic!("{what}");
+}
+
+/// Waits until room `room` has no `room_owners` row.
+async fn fence_row_goes(cluster: &Cluster, room: &str) {
+    let gone = || async { fence_rows(cluster, room).await == 0 };
+    until(&format!("the fence row of room {room} stayed"), gone).await;
 }
 
 /// Regression: a room whose owner died before any other node heard of it (no lobby frame yet,
@@ -844,21 +851,17 @@ async fn the_rooms_of_a_dead_node_nobody_else_heard_of_are_swept_from_the_store(
         !lists(b, &room, 2).await,
         "B heard of the room before A died"
     );
+    // Its fence row lands in the background, a moment after alice hears of the room.
+    let raised = || async { fence_rows(&cluster, &waiting).await == 1 };
+    until("the waiting room's fence row never landed", raised).await;
     kill(node_a);
     drop(alice);
     // With nobody coming back for it, B's sweep finds the game in the store and takes it over.
-    let mut taken = false;
-    for _ in 0..300 {
-        if lists(b, &room, 2).await {
-            taken = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(
-        taken,
-        "B never took over the room of dead A that it had not heard of"
-    );
+    until(
+        "B never took over the room of dead A that it had not heard of",
+        || lists(b, &room, 2),
+    )
+    .await;
     // The waiting room is no game to restore: its fence row goes; the game keeps its.
     fence_row_goes(&cluster, &waiting).await;
     assert_eq!(fence_rows(&cluster, &room).await, 1);
@@ -882,7 +885,10 @@ async fn a_node_restarted_under_its_id_lets_its_former_waiting_rooms_go() {
         json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"}),
     )
     .await;
-    assert_eq!(fence_rows(&cluster, &waiting).await, 1);
+    // The fence is raised in the background (a room waiting for its opponent commits nothing
+    // else): its row lands a moment after the creator hears of the room.
+    let raised = || async { fence_rows(&cluster, &waiting).await == 1 };
+    until("the waiting room's fence row never landed", raised).await;
     kill(node_a);
     drop(alice);
     let (_node_a, _) = cluster.node("a");
