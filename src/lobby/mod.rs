@@ -129,14 +129,14 @@ impl Rooms {
     /// Counts a new room `id` created by `creator`, unless the server has `max_rooms` rooms or
     /// the creator as many unfinished rooms of that kind as its [`PlayerCaps`] allow. In a
     /// cluster, also takes the room's lease and notes it for the creator's caps on the other
-    /// nodes, in the background: the handle ends when that is done.
+    /// nodes, in the background (the [`Opening`]'s `noting`).
     fn claim(
         &self,
         id: Arc<str>,
         creator: &Arc<str>,
         matchup: Matchup,
         elsewhere: Counts,
-    ) -> Result<Option<tokio::task::JoinHandle<()>>, ProtoError> {
+    ) -> Result<Opening<'_>, ProtoError> {
         let caps = *self.player_caps.lock();
         let mut claims = self.claims.lock();
         // Under the claims' lock, so that the check and the count are one step for creations
@@ -150,7 +150,13 @@ impl Rooms {
         claims.claim(&caps, id.clone(), creator, matchup, elsewhere)?;
         self.opening.fetch_add(1, Ordering::Relaxed);
         drop(claims);
-        Ok(self.owned(&id, creator, matchup))
+        let noting = self.owned(&id, creator, matchup);
+        Ok(Opening {
+            rooms: self,
+            id,
+            noting,
+            opened: false,
+        })
     }
 
     /// Uncounts room `id` (here, and in a cluster for every node).
@@ -210,8 +216,7 @@ impl room::Registry for Rooms {
         let id = new_room_id();
         // The lease and the note for the caps land in the background (a pairing's players
         // hear of the room through `paired` and join it, which waits for nothing of these).
-        drop(self.claim(id.clone(), by, params.matchup(), Counts::default())?);
-        let opening = Opening::new(self, id.clone());
+        let opening = self.claim(id.clone(), by, params.matchup(), Counts::default())?;
         let handle = room::spawn_held(ctx, id, params, |handle, summary| {
             self.map
                 .insert(handle.id.clone(), RoomEntry { handle, summary });
@@ -241,19 +246,12 @@ impl room::Registry for Rooms {
 struct Opening<'a> {
     rooms: &'a Rooms,
     id: Arc<str>,
+    /// In a cluster: the task taking the room's lease and noting it for its creator's caps.
+    noting: Option<tokio::task::JoinHandle<()>>,
     opened: bool,
 }
 
-impl<'a> Opening<'a> {
-    /// Right after the claim of room `id`.
-    fn new(rooms: &'a Rooms, id: Arc<str>) -> Opening<'a> {
-        Opening {
-            rooms,
-            id,
-            opened: false,
-        }
-    }
-
+impl Opening<'_> {
     /// The room's task started (it is in the map).
     fn opened(mut self) {
         self.opened = true;
@@ -377,9 +375,8 @@ impl Lobby {
         params: RoomParams,
         re: Option<Value>,
     ) -> Result<(RoomHandle, Joined), ProtoError> {
-        let (id, _noting) = self.claim_new(&creator, &params, Counts::default())?;
-        let opening = Opening::new(&self.rooms, id.clone());
-        let room = self.spawn_room(id, creator, params, re);
+        let opening = self.claim_new(&creator, &params, Counts::default())?;
+        let room = self.spawn_room(opening.id.clone(), creator, params, re);
         opening.opened();
         Ok(room)
     }
@@ -395,22 +392,21 @@ impl Lobby {
         re: Option<Value>,
         elsewhere: Counts,
     ) -> Result<(RoomHandle, Joined), ProtoError> {
-        let (id, noting) = self.claim_new(&creator, &params, elsewhere)?;
-        let opening = Opening::new(&self.rooms, id.clone());
-        if let (Some(noting), Some(link)) = (noting, self.cluster()) {
+        let mut opening = self.claim_new(&creator, &params, elsewhere)?;
+        if let (Some(noting), Some(link)) = (opening.noting.take(), self.cluster()) {
             let _ = tokio::time::timeout(link.lease, noting).await;
         }
-        let room = self.spawn_room(id, creator, params, re);
+        let room = self.spawn_room(opening.id.clone(), creator, params, re);
         opening.opened();
         Ok(room)
     }
-    /// A new room's id, counted against the limits (see [`Rooms::claim`]).
+    /// A new room, counted against the limits (see [`Rooms::claim`]).
     fn claim_new(
         &self,
         creator: &Who,
         params: &RoomParams,
         elsewhere: Counts,
-    ) -> Result<(Arc<str>, Option<tokio::task::JoinHandle<()>>), ProtoError> {
+    ) -> Result<Opening<'_>, ProtoError> {
         if self.rooms_ctx.shutdown.is_cancelled() {
             return Err(ProtoError::new(
                 ErrorCode::ShuttingDown,
@@ -419,10 +415,8 @@ impl Lobby {
         }
         let id = new_room_id();
         // Counted before the task starts, so that its end (reported by the task) finds it.
-        let noting =
-            self.rooms
-                .claim(id.clone(), &creator.player_id, params.matchup(), elsewhere)?;
-        Ok((id, noting))
+        self.rooms
+            .claim(id, &creator.player_id, params.matchup(), elsewhere)
     }
     /// Starts claimed room `id`.
     fn spawn_room(
