@@ -252,14 +252,12 @@ pub(super) async fn sweep(server: Arc<Server>, link: Arc<Link>) {
 /// game is released, and its fence row with it). Errors are logged and the next round tries
 /// again.
 async fn adopt(server: &Arc<Server>, link: &Link) {
-    let store = server.store.clone();
-    let nodes = match tokio::task::spawn_blocking(move || store.fence_nodes()).await {
-        Ok(Ok(nodes)) => nodes,
-        Ok(Err(e)) => {
+    let nodes = match read_store(server, |store| store.fence_nodes()).await {
+        Ok(nodes) => nodes,
+        Err(e) => {
             tracing::warn!("cluster: reading the rooms' owners failed: {e}");
             return;
         }
-        Err(_) => return,
     };
     let (me, others): (Vec<String>, Vec<String>) =
         nodes.into_iter().partition(|n| *n == *link.node);
@@ -278,16 +276,13 @@ async fn adopt(server: &Arc<Server>, link: &Link) {
         .map(|(node, _)| (node, i64::MAX))
         .chain(me.into_iter().map(|node| (node, link.started_ms)));
     for (node, before) in stale {
-        let store = server.store.clone();
         let of = node.clone();
-        let rooms = match tokio::task::spawn_blocking(move || store.fenced_rooms(&of, before)).await
-        {
-            Ok(Ok(rooms)) => rooms,
-            Ok(Err(e)) => {
+        let rooms = match read_store(server, move |store| store.fenced_rooms(&of, before)).await {
+            Ok(rooms) => rooms,
+            Err(e) => {
                 tracing::warn!(%node, "cluster: reading a node's rooms failed: {e}");
                 continue;
             }
-            Err(_) => continue,
         };
         let node: Arc<str> = node.into();
         for room in rooms {
@@ -372,8 +367,18 @@ async fn stored_game(
     server: &Arc<Server>,
     room: &str,
 ) -> Result<Option<crate::store::GameRecord>, String> {
-    let (store, id) = (server.store.clone(), room.to_string());
-    tokio::task::spawn_blocking(move || store.game(&id))
+    let id = room.to_string();
+    read_store(server, move |store| store.game(&id)).await
+}
+
+/// Runs `read` (a blocking store call) off the runtime's threads; a read that panicked is an
+/// error too.
+async fn read_store<T: Send + 'static>(
+    server: &Server,
+    read: impl FnOnce(&dyn crate::store::Store) -> Result<T, crate::store::StoreError> + Send + 'static,
+) -> Result<T, String> {
+    let store = server.store.clone();
+    tokio::task::spawn_blocking(move || read(&*store))
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())
