@@ -6,7 +6,8 @@
 //! `cargo run --release -p caro-engine --example texel -- POSITIONS OUT [sweeps] [lambda] [free]`
 //!
 //! `free` is `eval` (default: the evaluation's own class terms, `eval_class`, which the move
-//! ordering does not read), `all` (the cell values: the level values and the class values
+//! ordering does not read, the same for both sides), `side` (those terms for each side apart:
+//! `eval_class` for the side to move's cells, `eval_class_opp` for the opponent's), `all` (the cell values: the level values and the class values
 //! below) or `class` (the cells' class values alone, the cross-line combinations). The cell
 //! values are also the move ordering's scores, and its thresholds were set for the hand-tuned
 //! ones: both fits of them lost their SPRTs badly (docs/engine.md, "Texel tuning").
@@ -24,10 +25,10 @@
 use std::time::Instant;
 
 use caro_engine::positions::parse_square;
-use caro_engine::search::position::Position;
+use caro_engine::search::position::{Position, CLASSES};
 use caro_engine::search::weights::{Weights, LEVELS};
 use caro_engine::search::Score;
-use caro_engine::texel::{self, Sample, Tuning, EVAL_CLASS, FEATURES};
+use caro_engine::texel::{self, Sample, Tuning, EVAL_CLASS, EVAL_CLASS_OPP, FEATURES};
 use caro_engine::{Board, Rule, Rules};
 
 /// Where the tuning starts: the hand-tuned values the engine shipped before it (fixed here so
@@ -43,11 +44,12 @@ fn main() {
     let sweeps: usize = args.next().map_or(300, |s| s.parse().expect("a number"));
     let lambda: f64 = args.next().map_or(1.0, |s| s.parse().expect("a number"));
     let free_name = args.next().unwrap_or_else(|| "eval".to_string());
-    let (levels_free, classes_free, eval_free) = match free_name.as_str() {
-        "eval" => (false, false, true),
-        "all" => (true, true, false),
-        "class" => (false, true, false),
-        other => panic!("free: `eval`, `all` or `class`, not {other:?}"),
+    let (levels_free, classes_free, eval_free, split) = match free_name.as_str() {
+        "eval" => (false, false, true, false),
+        "side" => (false, false, true, true),
+        "all" => (true, true, false, false),
+        "class" => (false, true, false, false),
+        other => panic!("free: `eval`, `side`, `all` or `class`, not {other:?}"),
     };
     let start_time = Instant::now();
 
@@ -132,12 +134,15 @@ fn main() {
     // move ordering's "quiet" threshold (300) and the threat rules lean on: four-three and
     // up), or the evaluation's class terms from "development" to the double three (the classes both
     // sides have in quiet positions: a four-three or open-four square of the side to move
-    // makes a position loud, so those classes are seen from one side only).
+    // makes a position loud, so those classes are seen from one side only). With `side` the
+    // two sides' class terms move apart, and the opponent's four-three and open-four squares
+    // (which a quiet position can have: the side to move must answer them) are free too.
     let mut free = [false; FEATURES];
     for (i, f) in free.iter_mut().enumerate() {
         *f = (levels_free && (1..LEVELS - 1).contains(&i))
             || (classes_free && (LEVELS + 1..=LEVELS + 4).contains(&i))
-            || (eval_free && (EVAL_CLASS + 1..=EVAL_CLASS + 4).contains(&i));
+            || (eval_free && (EVAL_CLASS + 1..=EVAL_CLASS + 4).contains(&i))
+            || (split && (EVAL_CLASS_OPP + 1..=EVAL_CLASS_OPP + 6).contains(&i));
     }
     let how = Tuning {
         free,
@@ -166,6 +171,14 @@ fn main() {
             // A double three is worth no more than a four-three (which wins outright).
             (LEVELS + 4, LEVELS + 5),
         ],
+        // `eval`: one table for both sides (the opponent's follows the side to move's).
+        tied: if split {
+            Vec::new()
+        } else {
+            (EVAL_CLASS..EVAL_CLASS_OPP)
+                .map(|i| (i, i + CLASSES))
+                .collect()
+        },
     };
     let (tuned, history) = texel::tune(&start, k, &train, &how);
     let (l1, v1) = (
@@ -187,7 +200,8 @@ fn main() {
          # level: value of one line level (none, B1, F1, B2, F2, B3, F3, B4, F4, F5);\n\
          # class: extra value of a cell by its combined class over its four lines (none, dev,\n\
          # three, four, three-three, four-three, flex4, win); eval_class: the same, for the\n\
-         # evaluation alone (the move ordering reads level and class, not eval_class).\n\
+         # evaluation alone, the side to move's cells (the move ordering reads level and class,\n\
+         # not eval_class); eval_class_opp: the same for the opponent's cells, subtracted.\n\
          # Fitted on {} quiet positions ({} held out) of {input}, lambda {lambda},\n\
          # free: {free_name}: K = {k:.6},\n\
          # log loss {l0:.5} -> {l1:.5} (training), {v0:.5} -> {v1:.5} (held out).\n\

@@ -6,10 +6,11 @@
 //!
 //! The evaluation is linear in the weights: a cell's value is the sum of its four lines' level
 //! values plus its class's value, and the evaluation sums the cells of the side to move minus
-//! the opponent's, plus the evaluation's own class terms ([`Weights::eval_class`]: per class,
-//! a value times the difference of the two players' counts of cells of that class) and
-//! [`threat_bonus`]. So a position becomes a vector of counts ([`Sample`]:
-//! per level and per class, the side to move's cells minus the opponent's) and a fixed offset,
+//! the opponent's, plus the evaluation's own class terms (per class, [`Weights::eval_class`]
+//! times the side to move's count of cells of that class minus [`Weights::eval_class_opp`]
+//! times the opponent's) and [`threat_bonus`]. So a position becomes a vector of counts
+//! ([`Sample`]: per level and per class, the side to move's cells minus the opponent's; then
+//! the side to move's class counts, and the opponent's negated) and a fixed offset,
 //! and `eval = weights · counts + offset` exactly (a test checks it against the engine's own
 //! totals). The loss is the mean log loss (cross-entropy) of `sigmoid(K * eval)` against the
 //! result; `K` is fitted first on the current weights, then held while the weights move by
@@ -19,18 +20,23 @@ use crate::search::eval::threat_bonus;
 use crate::search::position::{Position, CLASSES, C_FLEX4, C_FOUR_THREE, C_WIN};
 use crate::search::weights::{Weights, LEVELS};
 
-/// Number of features: one per level, one per class for the cell values, and the same class
-/// counts again for the evaluation's own class terms ([`Weights::eval_class`]).
-pub const FEATURES: usize = LEVELS + 2 * CLASSES;
+/// Number of features: one per level, one per class for the cell values, and the class counts
+/// of each side again for the evaluation's own class terms ([`Weights::eval_class`],
+/// [`Weights::eval_class_opp`]).
+pub const FEATURES: usize = LEVELS + 3 * CLASSES;
 
 /// Index of the first [`Weights::eval_class`] entry in a vector.
 pub const EVAL_CLASS: usize = LEVELS + CLASSES;
+
+/// Index of the first [`Weights::eval_class_opp`] entry in a vector.
+pub const EVAL_CLASS_OPP: usize = LEVELS + 2 * CLASSES;
 
 /// One training position, reduced to what the evaluation reads.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
     /// Per level then per class: the side to move's empty cells' count minus the opponent's
-    /// (a level is counted once per line of a cell).
+    /// (a level is counted once per line of a cell); then per class the side to move's count,
+    /// then per class the opponent's, negated.
     pub counts: [i32; FEATURES],
     /// The evaluation's terms that are not weights ([`threat_bonus`]).
     pub offset: i32,
@@ -63,10 +69,11 @@ pub fn sample(pos: &Position, result: f64) -> Sample {
             for d in 0..4 {
                 counts[pos.level(i, p, d) as usize] += sign;
             }
-            counts[LEVELS + pos.class(i, p) as usize] += sign;
+            let class = pos.class(i, p) as usize;
+            counts[LEVELS + class] += sign;
+            counts[if p == me { EVAL_CLASS } else { EVAL_CLASS_OPP } + class] += sign;
         }
     }
-    counts.copy_within(LEVELS..EVAL_CLASS, EVAL_CLASS);
     Sample {
         counts,
         offset: threat_bonus(pos),
@@ -79,7 +86,8 @@ pub fn to_vector(w: &Weights) -> [i32; FEATURES] {
     let mut v = [0; FEATURES];
     v[..LEVELS].copy_from_slice(&w.level);
     v[LEVELS..EVAL_CLASS].copy_from_slice(&w.class);
-    v[EVAL_CLASS..].copy_from_slice(&w.eval_class);
+    v[EVAL_CLASS..EVAL_CLASS_OPP].copy_from_slice(&w.eval_class);
+    v[EVAL_CLASS_OPP..].copy_from_slice(&w.eval_class_opp);
     v
 }
 
@@ -89,10 +97,12 @@ pub fn from_vector(v: &[i32; FEATURES]) -> Weights {
         level: [0; LEVELS],
         class: [0; CLASSES],
         eval_class: [0; CLASSES],
+        eval_class_opp: [0; CLASSES],
     };
     w.level.copy_from_slice(&v[..LEVELS]);
     w.class.copy_from_slice(&v[LEVELS..EVAL_CLASS]);
-    w.eval_class.copy_from_slice(&v[EVAL_CLASS..]);
+    w.eval_class.copy_from_slice(&v[EVAL_CLASS..EVAL_CLASS_OPP]);
+    w.eval_class_opp.copy_from_slice(&v[EVAL_CLASS_OPP..]);
     w
 }
 
@@ -163,6 +173,10 @@ pub struct Tuning {
     /// Pairs `(a, b)` of entries kept in order, `v[a] <= v[b]` (a step that breaks one is not
     /// tried): e.g. a three is worth at least a two.
     pub ordered: Vec<(usize, usize)>,
+    /// Pairs `(a, b)` of entries that move together: whenever `a` moves, `b` takes its value
+    /// (the symmetric class terms: the opponent's equal to the side to move's). Only `a` need
+    /// be free.
+    pub tied: Vec<(usize, usize)>,
 }
 
 /// Coordinate descent from `start` with `k` fixed: each free weight in turn tries `+step` and
@@ -184,6 +198,9 @@ pub fn tune(
             for delta in [step, -step] {
                 let mut t = v;
                 t[i] = (t[i] + delta).max(how.min);
+                for &(_, b) in how.tied.iter().filter(|&&(a, _)| a == i) {
+                    t[b] = t[i];
+                }
                 if t[i] == v[i] || how.ordered.iter().any(|&(a, b)| t[a] > t[b]) {
                     continue;
                 }
@@ -213,8 +230,20 @@ mod tests {
     use crate::{Board, Move, Rule, Rules};
 
     #[test]
-    fn features_times_the_built_weights_are_the_engines_evaluation() {
-        let w = to_vector(Weights::built());
+    fn features_times_the_weights_are_the_engines_evaluation() {
+        // The built weights, and the same with class terms that differ by side (the built
+        // file's are zeros, which would leave those features untested).
+        let built = *Weights::built();
+        let mut split = built;
+        split.eval_class = [0, 7, 91, 168, 357, -20, 5, 0];
+        split.eval_class_opp = [0, 3, 150, 120, 500, 40, -9, 0];
+        for w in [built, split] {
+            features_match(&w);
+        }
+    }
+
+    fn features_match(weights: &Weights) {
+        let w = to_vector(weights);
         for rule in [Rule::Freestyle, Rule::Caro] {
             let mut board = Board::new(Rules::caro(15, 15, rule).unwrap());
             // A deterministic walk of moves near the centre.
@@ -225,7 +254,8 @@ mod tests {
                 if board.try_play(Move::new(x, y)).is_err() {
                     continue;
                 }
-                let pos = Position::new(&board);
+                let mut pos = Position::new(&board);
+                pos.set_eval_class(weights.eval_class, weights.eval_class_opp);
                 let s = sample(&pos, 0.5);
                 let me = pos.side();
                 assert_eq!(
@@ -291,6 +321,7 @@ mod tests {
             max_sweeps: 200,
             min: 0,
             ordered: Vec::new(),
+            tied: Vec::new(),
         };
         let (tuned, history) = tune(&start, 0.004, &samples, &how);
         assert!(history.windows(2).all(|w| w[1] <= w[0]), "{history:?}");
@@ -308,21 +339,26 @@ mod tests {
     }
 
     #[test]
-    fn fixed_weights_do_not_move_and_the_minimum_holds() {
+    fn fixed_weights_do_not_move_the_minimum_holds_and_tied_weights_follow() {
         let samples = synthetic(&truth(), 0.004);
         let mut free = [true; FEATURES];
         free[3] = false;
+        free[8] = false;
         let how = Tuning {
             free,
             step: 4,
             max_sweeps: 50,
             min: 2,
             ordered: vec![(4, 5), (5, 6)],
+            tied: vec![(7, 8)],
         };
         let mut start = [5; FEATURES];
         start[3] = 40;
         let (tuned, _) = tune(&start, 0.004, &samples, &how);
         assert_eq!(tuned[3], 40);
+        // The truth has 7 -> 3 and 8 -> 10: apart they would part; tied, 8 follows 7.
+        assert_ne!(tuned[7], 5, "{tuned:?}");
+        assert_eq!(tuned[8], tuned[7], "{tuned:?}");
         assert!(tuned.iter().all(|&w| w >= 2), "{tuned:?}");
         assert!(tuned[4] <= tuned[5] && tuned[5] <= tuned[6], "{tuned:?}");
         // Unconstrained, the truth (4: 5, 5: 12, 6: 19) is in order anyway; reversed it is not.
@@ -338,5 +374,11 @@ mod tests {
         let w = *Weights::built();
         assert_eq!(from_vector(&to_vector(&w)), w);
         assert_eq!(to_vector(&w)[LEVELS + 4], w.class[4]);
+        let mut w = w;
+        w.eval_class[2] = 11;
+        w.eval_class_opp[2] = 13;
+        assert_eq!(to_vector(&w)[EVAL_CLASS + 2], 11);
+        assert_eq!(to_vector(&w)[EVAL_CLASS_OPP + 2], 13);
+        assert_eq!(from_vector(&to_vector(&w)), w);
     }
 }

@@ -137,8 +137,9 @@ pub struct Position {
     dirs: [usize; 4],
     table: &'static Table,
     combos: &'static [(Class, i32)],
-    /// The evaluation's own value of a cell's class ([`Weights::eval_class`]).
-    eval_class: [i32; CLASSES],
+    /// The evaluation's own value of a cell's class: the side to move's
+    /// ([`Weights::eval_class`]) and the opponent's ([`Weights::eval_class_opp`]).
+    eval_class: [[i32; CLASSES]; 2],
     /// 0 empty, 1 X, 2 O, 3 wall.
     cells: Box<[u8]>,
     state: Box<[CellState]>,
@@ -246,7 +247,7 @@ impl Position {
             dirs: board.directions(),
             table: pattern::table(rules.rule(), rules.win_length()),
             combos: combine_table(),
-            eval_class: Weights::built().eval_class,
+            eval_class: [Weights::built().eval_class, Weights::built().eval_class_opp],
             cells: board.cells().iter().map(|&c| c as u8).collect(),
             state: vec![CellState::default(); len].into_boxed_slice(),
             rows: vec![0; height],
@@ -472,16 +473,23 @@ impl Position {
         self.counts[p][c as usize]
     }
     /// The evaluation's class terms for the side to move: per class, its value in
-    /// [`Weights::eval_class`] times the side to move's cells of that class minus the
-    /// opponent's. (Not part of the cell values, so the move ordering does not see them.)
+    /// [`Weights::eval_class`] times the side to move's cells of that class, minus the value in
+    /// [`Weights::eval_class_opp`] times the opponent's. (Not part of the cell values, so the
+    /// move ordering does not see them.)
     #[inline]
     pub fn class_terms(&self) -> i32 {
         let me = self.side();
+        let [mine, theirs] = &self.eval_class;
         (0..CLASSES)
             .map(|c| {
-                self.eval_class[c] * (self.counts[me][c] as i32 - self.counts[1 - me][c] as i32)
+                mine[c] * self.counts[me][c] as i32 - theirs[c] * self.counts[1 - me][c] as i32
             })
             .sum()
+    }
+
+    /// Evaluates with other class terms than the built weights' (the tuner's tests).
+    pub fn set_eval_class(&mut self, mine: [i32; CLASSES], theirs: [i32; CLASSES]) {
+        self.eval_class = [mine, theirs];
     }
 
     /// The sum of cell values for player `p`.

@@ -29,15 +29,22 @@ pub struct Weights {
     pub class: [i32; CLASSES],
     /// Extra value of a cell by class for the evaluation alone (the move ordering, which
     /// reads the cell values, does not see it): the cross-line combination terms the tuner
-    /// fits without moving the search's thresholds. Optional in the file (zeros).
+    /// fits without moving the search's thresholds. Optional in the file (zeros). These are
+    /// the side to move's cells; [`Weights::eval_class_opp`] the opponent's.
     pub eval_class: [i32; CLASSES],
+    /// The same for the opponent's cells, subtracted: a square is worth more to the side that
+    /// moves next (he can use it first). Optional in the file: without it, `eval_class`, and
+    /// the term is symmetric.
+    pub eval_class_opp: [i32; CLASSES],
 }
 
 /// Why a weights file does not parse.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ParseError {
     /// A line names no known table.
-    #[error("line {line}: unknown key {key:?} (expected `level`, `class` or `eval_class`)")]
+    #[error(
+        "line {line}: unknown key {key:?} (expected `level`, `class`, `eval_class` or `eval_class_opp`)"
+    )]
     UnknownKey {
         /// 1-based line number.
         line: usize,
@@ -78,10 +85,11 @@ fn values<const N: usize>(
 
 impl Weights {
     /// Parses the weights file format: `#` comments, blank lines, and one line each of
-    /// `level v0 .. v9` and `class v0 .. v7`, and at most one `eval_class v0 .. v7`.
+    /// `level v0 .. v9` and `class v0 .. v7`, and at most one each of `eval_class v0 .. v7` and
+    /// `eval_class_opp v0 .. v7`.
     pub fn parse(text: &str) -> Result<Weights, ParseError> {
-        let (mut level, mut class, mut eval_class) = (None, None, None);
-        let (mut n_level, mut n_class, mut n_eval) = (0, 0, 0);
+        let (mut level, mut class, mut eval_class, mut eval_opp) = (None, None, None, None);
+        let (mut n_level, mut n_class, mut n_eval, mut n_opp) = (0, 0, 0, 0);
         for (n, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("");
             let mut words = line.split_whitespace();
@@ -99,6 +107,10 @@ impl Weights {
                     eval_class = Some(values::<CLASSES>(words, n + 1, "eval_class")?);
                     n_eval += 1;
                 }
+                Some("eval_class_opp") => {
+                    eval_opp = Some(values::<CLASSES>(words, n + 1, "eval_class_opp")?);
+                    n_opp += 1;
+                }
                 Some(key) => {
                     return Err(ParseError::UnknownKey {
                         line: n + 1,
@@ -108,16 +120,21 @@ impl Weights {
             }
         }
         match (level, class) {
-            (Some(level), Some(class)) if n_level == 1 && n_class == 1 && n_eval <= 1 => {
+            (Some(level), Some(class))
+                if n_level == 1 && n_class == 1 && n_eval <= 1 && n_opp <= 1 =>
+            {
+                let eval_class = eval_class.unwrap_or([0; CLASSES]);
                 Ok(Weights {
                     level,
                     class,
-                    eval_class: eval_class.unwrap_or([0; CLASSES]),
+                    eval_class,
+                    eval_class_opp: eval_opp.unwrap_or(eval_class),
                 })
             }
             _ if n_level != 1 => Err(ParseError::Count("level")),
             _ if n_class != 1 => Err(ParseError::Count("class")),
-            _ => Err(ParseError::Count("eval_class")),
+            _ if n_eval > 1 => Err(ParseError::Count("eval_class")),
+            _ => Err(ParseError::Count("eval_class_opp")),
         }
     }
 
@@ -126,10 +143,11 @@ impl Weights {
     pub fn to_text(&self) -> String {
         let join = |v: &[i32]| v.iter().map(i32::to_string).collect::<Vec<_>>().join(" ");
         format!(
-            "level {}\nclass {}\neval_class {}\n",
+            "level {}\nclass {}\neval_class {}\neval_class_opp {}\n",
             join(&self.level),
             join(&self.class),
-            join(&self.eval_class)
+            join(&self.eval_class),
+            join(&self.eval_class_opp)
         )
     }
 
@@ -150,6 +168,7 @@ mod tests {
             level: [0, 3, -2, 4, 10, 12, 40, 55, 200, 1000],
             class: [0, 1, 0, 7, 150, 300, 400, 2000],
             eval_class: [0, 5, -3, 0, 0, 0, 0, 0],
+            eval_class_opp: [0, 2, 9, 0, 1, 0, 0, 0],
         };
         assert_eq!(Weights::parse(&w.to_text()), Ok(w));
         assert_eq!(
@@ -188,5 +207,16 @@ mod tests {
         assert_eq!(Weights::parse(one).map(|w| w.eval_class), Ok([0; CLASSES]));
         let twice = format!("{one}eval_class 0 0 0 0 0 0 0 0\neval_class 0 0 0 0 0 0 0 0\n");
         assert_eq!(Weights::parse(&twice), Err(ParseError::Count("eval_class")));
+        let twice =
+            format!("{one}eval_class_opp 0 0 0 0 0 0 0 0\neval_class_opp 0 0 0 0 0 0 0 0\n");
+        assert_eq!(
+            Weights::parse(&twice),
+            Err(ParseError::Count("eval_class_opp"))
+        );
+        // Without the opponent's table, the side to move's serves both (symmetric terms).
+        let mine = format!("{one}eval_class 0 1 2 3 4 0 0 0\n");
+        let w = Weights::parse(&mine).unwrap();
+        assert_eq!(w.eval_class_opp, [0, 1, 2, 3, 4, 0, 0, 0]);
+        assert_eq!(w.eval_class_opp, w.eval_class);
     }
 }
