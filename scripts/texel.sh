@@ -12,8 +12,8 @@
 # target/texel/ (not tracked): positions.txt and weights.txt. To play with the weights, copy
 # them over crates/engine/src/search/weights.txt and rebuild; keep them only if an SPRT
 # accepts them. The games are played by the engine as built, so its weights shape the data:
-# the shipped weights came from the hand-tuned engine; `scripts/texel.sh 8 4000 1 2 0 eval`
-# at commit 089baf3 writes them again, byte for byte but for the file name in a comment.
+# the shipped weights came from the hand-tuned engine: `scripts/texel.sh 8 4000 1 2 0 eval`
+# at commit c6ff3a8 (or 089baf3) writes their numbers again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 games=${1:-8}
