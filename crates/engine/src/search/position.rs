@@ -488,7 +488,8 @@ impl Position {
     }
 
     /// Evaluates with other class terms than the built weights' (the tuner's tests).
-    pub fn set_eval_class(&mut self, mine: [i32; CLASSES], theirs: [i32; CLASSES]) {
+    #[cfg(test)]
+    pub(crate) fn set_eval_class(&mut self, mine: [i32; CLASSES], theirs: [i32; CLASSES]) {
         self.eval_class = [mine, theirs];
     }
 
