@@ -8,8 +8,7 @@
 # Defaults: 8 games per opening (the 40 freestyle and 40 caro openings: 640 games), 4000 nodes
 # a move, seed 1, 2 threads (the threads change the time, not the data), lambda 0 (the targets
 # are the search's scores; 1: the game outcomes alone), free `eval` (the evaluation's class
-# terms; `side`: those terms per side; `combo`: corrections per combination of four levels,
-# added to the built weights; `all`: the cell values, `class`: the cells' class values). Everything goes to
+# terms; `all`: the cell values, `class`: the cells' class values). Everything goes to
 # target/texel/ (not tracked): positions.txt and weights.txt. To play with the weights, copy
 # them over crates/engine/src/search/weights.txt and rebuild; keep them only if an SPRT
 # accepts them. The games are played by the engine as built, so its weights shape the data:

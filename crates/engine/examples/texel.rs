@@ -7,9 +7,8 @@
 //!
 //! `free` is `eval` (default: the evaluation's own class terms, `eval_class`, which the move
 //! ordering does not read, the same for both sides), `side` (those terms for each side apart:
-//! `eval_class` for the side to move's cells, `eval_class_opp` for the opponent's), `combo`
-//! (the corrections per combination of four levels, `eval_combo`, on top of the built weights:
-//! below), `all` (the cell values: the level values and the class values below) or `class` (the cells' class values alone, the cross-line combinations). The cell
+//! `eval_class` for the side to move's cells, `eval_class_opp` for the opponent's), `all` (the cell values: the level values and the class values
+//! below) or `class` (the cells' class values alone, the cross-line combinations). The cell
 //! values are also the move ordering's scores, and its thresholds were set for the hand-tuned
 //! ones: both fits of them lost their SPRTs badly (docs/engine.md, "Texel tuning").
 //!
@@ -19,11 +18,6 @@
 //! outcomes only); less leans on the search's opinion, which is less noisy than one game's
 //! result.
 //!
-//! `combo` starts from the weights built into the engine (their own `eval_combo` left out) and
-//! fits the 1,430 corrections by gradient descent (`texel::fit_combos`, `sweeps` steps of it)
-//! with an L2 penalty. It tries several penalties and keeps the one with the lowest held-out
-//! loss, so that loss is slightly optimistic (it chose the penalty).
-//!
 //! Deterministic: the same file gives the same weights. One game in five (counted in file
 //! order; a game starts where the move list stops growing) is held out to report a validation
 //! loss, and takes no part in the fit.
@@ -31,10 +25,10 @@
 use std::time::Instant;
 
 use caro_engine::positions::parse_square;
-use caro_engine::search::position::{eval_table, Position, CLASSES};
-use caro_engine::search::weights::{Weights, COMBOS, LEVELS};
+use caro_engine::search::position::{Position, CLASSES};
+use caro_engine::search::weights::{Weights, LEVELS};
 use caro_engine::search::Score;
-use caro_engine::texel::{self, ComboSample, Sample, Tuning, EVAL_CLASS, EVAL_CLASS_OPP, FEATURES};
+use caro_engine::texel::{self, Sample, Tuning, EVAL_CLASS, EVAL_CLASS_OPP, FEATURES};
 use caro_engine::{Board, Rule, Rules};
 
 /// Where the tuning starts: the hand-tuned values the engine shipped before it (fixed here so
@@ -55,14 +49,8 @@ fn main() {
         "side" => (false, false, true, true),
         "all" => (true, true, false, false),
         "class" => (false, true, false, false),
-        "combo" => (false, false, false, false),
-        other => panic!("free: `eval`, `side`, `combo`, `all` or `class`, not {other:?}"),
+        other => panic!("free: `eval`, `side`, `all` or `class`, not {other:?}"),
     };
-    // `combo`: the built weights without their corrections, which the corrections add to.
-    let mut base = *Weights::built();
-    base.eval_combo = [[0; 2]; COMBOS];
-    let table = eval_table(&base);
-    let (mut combo_train, mut combo_valid) = (Vec::<ComboSample>::new(), Vec::new());
     let start_time = Instant::now();
 
     let text = std::fs::read_to_string(&input).unwrap_or_else(|e| panic!("{input}: {e}"));
@@ -102,13 +90,10 @@ fn main() {
             continue;
         }
         let s = texel::sample(&pos, result);
-        let c = texel::combo_sample(&pos, &table, result);
         if games % 5 == 0 {
             valid.push(s);
-            combo_valid.push(c);
         } else {
             train.push(s);
-            combo_train.push(c);
             train_scores.push(Sample {
                 counts: [0; FEATURES],
                 offset: score.get(),
@@ -129,58 +114,10 @@ fn main() {
             "K0 = {k0:.6} (search scores: log loss {:.6}); targets blended, lambda = {lambda}",
             texel::loss(&[0; FEATURES], k0, &train_scores)
         );
-        for ((s, c), t) in train.iter_mut().zip(&mut combo_train).zip(&train_scores) {
+        for (s, t) in train.iter_mut().zip(&train_scores) {
             let p = 1.0 / (1.0 + (-k0 * t.offset as f64).exp());
             s.result = lambda * s.result + (1.0 - lambda) * p;
-            c.result = s.result;
         }
-    }
-
-    if free_name == "combo" {
-        let k = texel::fit_k(&texel::to_vector(&base), &train);
-        let zero = vec![0.0; 2 * COMBOS];
-        let (l0, v0) = (
-            texel::combo_loss(&zero, k, &combo_train),
-            texel::combo_loss(&zero, k, &combo_valid),
-        );
-        eprintln!("K = {k:.6}; built weights: training loss {l0:.6}, held-out {v0:.6}");
-        let mut best: Option<(f64, f64, Vec<f64>)> = None;
-        // Smaller penalties (0, 1e-10) fitted the held-out games a little better still, but
-        // with corrections up to about 1,000 on combinations seen a handful of times, which
-        // the search would meet in the tactical positions the fit never saw.
-        let penalties = [1e-9, 1e-8, 1e-7];
-        for l2 in penalties {
-            let delta: Vec<f64> = texel::fit_combos(&combo_train, k, l2, sweeps)
-                .iter()
-                .map(|d| d.round())
-                .collect();
-            let (l1, v1) = (
-                texel::combo_loss(&delta, k, &combo_train),
-                texel::combo_loss(&delta, k, &combo_valid),
-            );
-            eprintln!("L2 {l2:e}: training loss {l1:.6}, held-out {v1:.6}");
-            if best.as_ref().map_or(true, |b| v1 < b.1) {
-                best = Some((l2, v1, delta));
-            }
-        }
-        let (l2, v1, delta) = best.expect("penalties tried");
-        let mut w = base;
-        for (id, e) in w.eval_combo.iter_mut().enumerate() {
-            *e = [delta[2 * id] as i32, delta[2 * id + 1] as i32];
-        }
-        let l1 = texel::combo_loss(&delta, k, &combo_train);
-        let set = w.eval_combo.iter().filter(|e| **e != [0, 0]).count();
-        eprintln!(
-            "kept L2 {l2:e}: {set} combinations corrected ({:.1} s)",
-            start_time.elapsed().as_secs_f64()
-        );
-        let fit = format!(
-            "# free: combo, {sweeps} steps, L2 {l2:e} (lowest held-out loss of {}): K = {k:.6},\n\
-             # log loss {l0:.5} -> {l1:.5} (training), {v0:.5} -> {v1:.5} (held out).",
-            penalties.len()
-        );
-        write_weights(&out, &w, train.len(), valid.len(), &input, lambda, &fit);
-        return;
     }
 
     let hand = Weights::parse(HAND_TUNED).expect("hand-tuned weights");
@@ -256,24 +193,6 @@ fn main() {
     );
     eprint!("{}", w.to_text());
 
-    let fit = format!(
-        "# free: {free_name}: K = {k:.6},\n\
-         # log loss {l0:.5} -> {l1:.5} (training), {v0:.5} -> {v1:.5} (held out)."
-    );
-    write_weights(&out, &w, train.len(), valid.len(), &input, lambda, &fit);
-}
-
-/// Writes the weights file: the format's comments, what it was fitted on, `fit` (how) and the
-/// numbers.
-fn write_weights(
-    out: &str,
-    w: &Weights,
-    train: usize,
-    valid: usize,
-    input: &str,
-    lambda: f64,
-    fit: &str,
-) {
     let file = format!(
         "# The pattern evaluation's weights (docs/engine.md, \"Texel tuning\"). Built into the engine\n\
          # with include_str! (search::weights) once copied to crates/engine/src/search/weights.txt.\n\
@@ -282,14 +201,14 @@ fn write_weights(
          # class: extra value of a cell by its combined class over its four lines (none, dev,\n\
          # three, four, three-three, four-three, flex4, win); eval_class: the same, for the\n\
          # evaluation alone, the side to move's cells (the move ordering reads level and class,\n\
-         # not eval_class); eval_class_opp: the same for the opponent's cells, subtracted;\n\
-         # eval_combo: a correction for the evaluation alone per combination of a cell's four\n\
-         # levels (highest first, as level numbers 0-9), for the side to move's cells and the\n\
-         # opponent's (subtracted); combinations not listed have none.\n\
-         # Fitted on {train} quiet positions ({valid} held out) of {input}, lambda {lambda},\n\
-         {fit}\n\
+         # not eval_class); eval_class_opp: the same for the opponent's cells, subtracted.\n\
+         # Fitted on {} quiet positions ({} held out) of {input}, lambda {lambda},\n\
+         # free: {free_name}: K = {k:.6},\n\
+         # log loss {l0:.5} -> {l1:.5} (training), {v0:.5} -> {v1:.5} (held out).\n\
          {}",
+        train.len(),
+        valid.len(),
         w.to_text()
     );
-    std::fs::write(out, file).unwrap_or_else(|e| panic!("{out}: {e}"));
+    std::fs::write(&out, file).unwrap_or_else(|e| panic!("{out}: {e}"));
 }

@@ -15,15 +15,10 @@
 //! totals). The loss is the mean log loss (cross-entropy) of `sigmoid(K * eval)` against the
 //! result; `K` is fitted first on the current weights, then held while the weights move by
 //! coordinate descent on integers (Texel's local search, with steps that halve).
-//!
-//! The corrections per combination of four levels ([`Weights::eval_combo`], 1,430 of them)
-//! are too many for that search: [`fit_combos`] moves them all at once by gradient descent
-//! (Adam) on a sparse form of the samples ([`ComboSample`]), with an L2 penalty that keeps
-//! rarely seen combinations near zero.
 
 use crate::search::eval::threat_bonus;
 use crate::search::position::{Position, CLASSES, C_FLEX4, C_FOUR_THREE, C_WIN};
-use crate::search::weights::{combo_id, Weights, COMBOS, LEVELS};
+use crate::search::weights::{Weights, LEVELS};
 
 /// Number of features: one per level, one per class for the cell values, and the class counts
 /// of each side again for the evaluation's own class terms ([`Weights::eval_class`],
@@ -96,14 +91,13 @@ pub fn to_vector(w: &Weights) -> [i32; FEATURES] {
     v
 }
 
-/// The weights of a vector in [`Sample::counts`] order, without combination corrections.
+/// The weights of a vector in [`Sample::counts`] order.
 pub fn from_vector(v: &[i32; FEATURES]) -> Weights {
     let mut w = Weights {
         level: [0; LEVELS],
         class: [0; CLASSES],
         eval_class: [0; CLASSES],
         eval_class_opp: [0; CLASSES],
-        eval_combo: [[0; 2]; COMBOS],
     };
     w.level.copy_from_slice(&v[..LEVELS]);
     w.class.copy_from_slice(&v[LEVELS..EVAL_CLASS]);
@@ -230,113 +224,6 @@ pub fn tune(
     (v, history)
 }
 
-/// One training position for [`fit_combos`]: its evaluation without combination corrections,
-/// and how often each correction applies.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ComboSample {
-    /// The evaluation under the weights the corrections are added to (their own
-    /// [`Weights::eval_combo`] left out), threat terms included.
-    pub base: i64,
-    /// Correction index (`2 * combination + side`, side 0 for the side to move's cells, 1 for
-    /// the opponent's) and its count: the side to move's cells count +1, the opponent's -1.
-    /// Sorted by index, each index once, the combination of no levels at all left out.
-    pub feats: Vec<(u16, i16)>,
-    /// As [`Sample::result`].
-    pub result: f64,
-}
-
-/// The [`ComboSample`] of `pos` with the game's `result`, `table` being
-/// [`eval_table`](crate::search::position::eval_table) of the weights the corrections are
-/// fitted for (with their own corrections zero).
-pub fn combo_sample(pos: &Position, table: &[[i32; 2]], result: f64) -> ComboSample {
-    let me = pos.side();
-    let mut base = threat_bonus(pos) as i64;
-    let mut counts = vec![0i16; 2 * COMBOS];
-    for &i in pos.board_cells() {
-        let i = i as usize;
-        if !pos.is_empty(i) {
-            continue;
-        }
-        for p in 0..2 {
-            let combo = pos.state(i).combo[p] as usize;
-            let side = usize::from(p != me);
-            let sign = if side == 0 { 1 } else { -1 };
-            base += sign as i64 * table[combo][side] as i64;
-            let l = combo as u32;
-            let levels = [l / 1000, l / 100 % 10, l / 10 % 10, l % 10].map(|v| v as u8);
-            let id = combo_id(levels);
-            if id != 0 {
-                counts[2 * id + side] += sign;
-            }
-        }
-    }
-    let feats = (0..2 * COMBOS)
-        .filter(|&j| counts[j] != 0)
-        .map(|j| (j as u16, counts[j]))
-        .collect();
-    ComboSample {
-        base,
-        feats,
-        result,
-    }
-}
-
-/// The evaluation of a combination sample with corrections `delta` (one per index).
-pub fn combo_eval(delta: &[f64], s: &ComboSample) -> f64 {
-    s.base as f64
-        + s.feats
-            .iter()
-            .map(|&(j, c)| c as f64 * delta[j as usize])
-            .sum::<f64>()
-}
-
-/// Mean log loss of `sigmoid(k * eval)` against the results, corrections `delta` added.
-pub fn combo_loss(delta: &[f64], k: f64, samples: &[ComboSample]) -> f64 {
-    if samples.is_empty() {
-        return 0.0;
-    }
-    let eps = 1e-12;
-    samples
-        .iter()
-        .map(|s| {
-            let p = (1.0 / (1.0 + (-k * combo_eval(delta, s)).exp())).clamp(eps, 1.0 - eps);
-            -(s.result * p.ln() + (1.0 - s.result) * (1.0 - p).ln())
-        })
-        .sum::<f64>()
-        / samples.len() as f64
-}
-
-/// Fits the corrections (from zero) that minimise the mean log loss plus `l2` times the sum
-/// of their squares, with `k` fixed: `iterations` full-batch steps of Adam whose step size
-/// falls linearly from 8 evaluation points to 0.4. Deterministic.
-pub fn fit_combos(samples: &[ComboSample], k: f64, l2: f64, iterations: usize) -> Vec<f64> {
-    let n = 2 * COMBOS;
-    let (mut delta, mut m, mut v) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-    let (b1, b2, eps) = (0.9f64, 0.999f64, 1e-12);
-    let scale = 1.0 / samples.len().max(1) as f64;
-    for t in 1..=iterations {
-        let mut grad: Vec<f64> = delta.iter().map(|d| 2.0 * l2 * d).collect();
-        for s in samples {
-            let p = 1.0 / (1.0 + (-k * combo_eval(&delta, s)).exp());
-            let g = (p - s.result) * k * scale;
-            for &(j, c) in &s.feats {
-                grad[j as usize] += g * c as f64;
-            }
-        }
-        let lr = 8.0 - 7.6 * (t - 1) as f64 / iterations.max(2).saturating_sub(1) as f64;
-        for j in 0..n {
-            m[j] = b1 * m[j] + (1.0 - b1) * grad[j];
-            v[j] = b2 * v[j] + (1.0 - b2) * grad[j] * grad[j];
-            let mh = m[j] / (1.0 - b1.powi(t as i32));
-            let vh = v[j] / (1.0 - b2.powi(t as i32));
-            if vh > 0.0 {
-                delta[j] -= lr * mh / (vh.sqrt() + eps);
-            }
-        }
-    }
-    delta
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,10 +231,9 @@ mod tests {
 
     #[test]
     fn features_times_the_weights_are_the_engines_evaluation() {
-        // The built weights, and the same with other class terms that differ by side. The
-        // vector has no combination corrections ([`combo_sample`] has them).
-        let mut built = *Weights::built();
-        built.eval_combo = [[0; 2]; COMBOS];
+        // The built weights, and the same with class terms that differ by side (the built
+        // file's are zeros, which would leave those features untested).
+        let built = *Weights::built();
         let mut split = built;
         split.eval_class = [0, 7, 91, 168, 357, -20, 5, 0];
         split.eval_class_opp = [0, 3, 150, 120, 500, 40, -9, 0];
@@ -369,118 +255,18 @@ mod tests {
                     continue;
                 }
                 let mut pos = Position::new(&board);
-                pos.set_weights(weights);
+                pos.set_eval_class(weights.eval_class, weights.eval_class_opp);
                 let s = sample(&pos, 0.5);
+                let me = pos.side();
                 assert_eq!(
                     eval(&w, &s),
-                    (pos.eval_cells() + threat_bonus(&pos)) as i64,
+                    (pos.total(me) - pos.total(1 - me) + pos.class_terms() + threat_bonus(&pos))
+                        as i64,
                     "{rule:?} after {} moves",
                     board.moves().len()
                 );
             }
         }
-    }
-
-    /// A deterministic walk of positions near the centre of a 15x15 board under `rule`.
-    fn walk(rule: Rule) -> Vec<Position> {
-        let mut board = Board::new(Rules::caro(15, 15, rule).unwrap());
-        let mut out = Vec::new();
-        let mut x = 7u8;
-        for n in 0..30u8 {
-            x = (x * 5 + n * 3 + 1) % 9 + 3;
-            let y = (n * 7 + x) % 9 + 3;
-            if board.try_play(Move::new(x, y)).is_ok() {
-                out.push(Position::new(&board));
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn combination_features_plus_corrections_are_the_engines_evaluation() {
-        let mut w = *Weights::built();
-        w.eval_class = [0, 7, 91, 168, 357, -20, 5, 0];
-        w.eval_combo = [[0; 2]; COMBOS];
-        let table = crate::search::position::eval_table(&w);
-        // Corrections on common and rare combinations, different by side.
-        let mut delta = vec![0.0; 2 * COMBOS];
-        for (levels, mine, theirs) in [
-            ([2, 0, 0, 0], 3, -2),
-            ([4, 2, 0, 0], 11, 5),
-            ([6, 2, 2, 0], -40, 17),
-            ([4, 4, 2, 2], 9, 0),
-            ([7, 4, 0, 0], 0, 60),
-        ] {
-            let id = combo_id(levels);
-            w.eval_combo[id] = [mine, theirs];
-            delta[2 * id] = mine as f64;
-            delta[2 * id + 1] = theirs as f64;
-        }
-        let mut applied = 0;
-        for rule in [Rule::Freestyle, Rule::Caro] {
-            for mut pos in walk(rule) {
-                let s = combo_sample(&pos, &table, 0.5);
-                assert!(s.feats.windows(2).all(|f| f[0].0 < f[1].0));
-                pos.set_weights(&w);
-                let full = (pos.eval_cells() + threat_bonus(&pos)) as f64;
-                assert_eq!(combo_eval(&delta, &s), full, "{rule:?}");
-                assert_eq!(combo_eval(&vec![0.0; 2 * COMBOS], &s), s.base as f64);
-                applied += usize::from(full != s.base as f64);
-            }
-        }
-        assert!(
-            applied > 10,
-            "the corrections changed only {applied} evaluations"
-        );
-    }
-
-    #[test]
-    fn fitting_the_corrections_lowers_the_loss_and_finds_their_signs() {
-        // Results drawn from a truth that values one combination of the side to move's cells
-        // (the one most positions have) at +300 each over a zero base, on real positions'
-        // features.
-        let table = crate::search::position::eval_table(Weights::built());
-        let mut samples: Vec<ComboSample> = [Rule::Freestyle, Rule::Caro]
-            .into_iter()
-            .flat_map(walk)
-            .map(|pos| ComboSample {
-                base: 0,
-                ..combo_sample(&pos, &table, 0.0)
-            })
-            .collect();
-        let mut seen = vec![0; 2 * COMBOS];
-        for s in &samples {
-            for &(j, _) in s.feats.iter().filter(|f| f.0 % 2 == 0) {
-                seen[j as usize] += 1;
-            }
-        }
-        let j = (0..2 * COMBOS).max_by_key(|&j| seen[j]).unwrap();
-        assert!(seen[j] > 10, "{}", seen[j]);
-        let k = 0.002;
-        for s in &mut samples {
-            let count = s
-                .feats
-                .iter()
-                .find(|f| f.0 as usize == j)
-                .map_or(0, |f| f.1);
-            s.result = 1.0 / (1.0 + (-k * 300.0 * count as f64).exp());
-        }
-        let zero = vec![0.0; 2 * COMBOS];
-        let mut truth = zero.clone();
-        truth[j] = 300.0;
-        let fitted = fit_combos(&samples, k, 1e-9, 300);
-        let [l0, l1, floor] = [&zero, &fitted, &truth].map(|d| combo_loss(d, k, &samples));
-        // Most of the way to the truth's own loss (the entropy of the results). Other
-        // combinations seen in the same positions share the credit, so the fitted value is
-        // not the truth's, but it has its sign.
-        assert!(
-            l1 - floor < (l0 - floor) * 0.1,
-            "{l0} -> {l1}, floor {floor}"
-        );
-        assert!(fitted[j] > 20.0, "{}", fitted[j]);
-        // A strong penalty keeps every correction near zero.
-        let held = fit_combos(&samples, k, 1.0, 300);
-        assert!(held.iter().all(|d| d.abs() < 1.0), "{}", held[j]);
     }
 
     /// Synthetic samples whose results are exactly `sigmoid(k * eval)` under weights `truth`.
@@ -585,10 +371,10 @@ mod tests {
 
     #[test]
     fn the_vector_order_is_the_weights_order() {
-        let mut w = *Weights::built();
-        w.eval_combo = [[0; 2]; COMBOS];
+        let w = *Weights::built();
         assert_eq!(from_vector(&to_vector(&w)), w);
         assert_eq!(to_vector(&w)[LEVELS + 4], w.class[4]);
+        let mut w = w;
         w.eval_class[2] = 11;
         w.eval_class_opp[2] = 13;
         assert_eq!(to_vector(&w)[EVAL_CLASS + 2], 11);

@@ -1,6 +1,6 @@
 //! The static evaluation of the main search's leaves: the difference of the two players' sums
-//! of the evaluation's cell values (kept incrementally by [`Position`] from the line
-//! patterns of every empty cell: [`Position::eval_cells`]), plus bonuses for a threat that wins by force when it is the
+//! of cell values (kept incrementally by [`Position`] from the line
+//! patterns of every empty cell), plus bonuses for a threat that wins by force when it is the
 //! side to move's turn (an open four or double-four square, a four-three, a double three the
 //! opponent cannot answer with a four) and a malus for facing two open-four squares with no
 //! four to answer them. The cell values are `search/weights.txt` (docs/engine.md, "Texel tuning").
@@ -15,7 +15,7 @@ impl Run<'_> {
     /// The position's value for the side to move.
     pub(super) fn evaluate(&self) -> Score {
         let p = &self.pos;
-        Score::new(p.eval_cells() + threat_bonus(p))
+        Score::new(p.total(p.side()) - p.total(1 - p.side()) + p.class_terms() + threat_bonus(p))
     }
 }
 

@@ -3,9 +3,8 @@
 //! removed (never recomputed from scratch inside the search).
 //!
 //! Per empty cell and per player it keeps the line [`Level`] in each of the four directions (from
-//! the window keys of [`pattern`]), a combined threat [`Class`] and a value (the move ordering's);
-//! per player the sum over all empty cells of the evaluation's value of a cell, as the side to
-//! move's and as the opponent's (the evaluation), and how many empty cells are of each class
+//! the window keys of [`pattern`]), a combined threat [`Class`] and a value; per player the sum
+//! of the values over all empty cells (the evaluation) and how many empty cells are of each class
 //! (so "can I win now?" is a counter test). A placed stone changes the windows of at most ten
 //! cells per direction, so a move costs about eighty table lookups.
 //!
@@ -19,7 +18,7 @@ use crate::rules::Rule;
 use crate::{zobrist, Board, Move, Player};
 
 use super::pattern::{self, Level, Table, B4, F3, F4, F5, RADIUS};
-use super::weights::{combo_id, Weights};
+use super::weights::Weights;
 
 /// The combined threat a stone on a cell would make for one player, strongest last.
 pub type Class = u8;
@@ -95,33 +94,6 @@ fn combine_table() -> &'static [(Class, i32)] {
     })
 }
 
-/// The evaluation's value of a cell per combination index (a cell's four levels as the decimal
-/// digits of a number below 10^4, [`CellState::combo`]) under weights `w`: `[0]` as a
-/// cell of the side to move, `[1]` as one of the opponent's. Each is the cell's value (its
-/// levels' and class's) plus the evaluation's class term of that side ([`Weights::eval_class`],
-/// [`Weights::eval_class_opp`]) and the correction of its combination of levels
-/// ([`Weights::eval_combo`]).
-pub fn eval_table(w: &Weights) -> Vec<[i32; 2]> {
-    (0..10_000u32)
-        .map(|n| {
-            let levels = [3, 2, 1, 0].map(|d| ((n / 10u32.pow(d)) % 10) as Level);
-            let (class, value) = combine_slow(levels, w);
-            let combo = w.eval_combo[combo_id(levels)];
-            let c = class as usize;
-            [
-                value + w.eval_class[c] + combo[0],
-                value + w.eval_class_opp[c] + combo[1],
-            ]
-        })
-        .collect()
-}
-
-/// [`eval_table`] of the built weights.
-fn built_eval_table() -> &'static [[i32; 2]] {
-    static TABLE: OnceLock<Vec<[i32; 2]>> = OnceLock::new();
-    TABLE.get_or_init(|| eval_table(Weights::built()))
-}
-
 /// Weight of direction `d`'s level in an index of [`combine_table`]: the four levels are the
 /// decimal digits of the index, so one direction's change is one addition.
 const DIGIT: [u16; 4] = [1000, 100, 10, 1];
@@ -135,14 +107,8 @@ fn combine_index(lines: [u16; 4], p: usize) -> u16 {
 }
 
 /// Everything derived from the stones, in comparable form (see [`Position::snapshot`]): cell
-/// states, whether a stone is near, evaluation totals, class counts and the hash.
-pub type Snapshot = (
-    Vec<CellState>,
-    Vec<u8>,
-    [[i32; 2]; 2],
-    [[u16; CLASSES]; 2],
-    u64,
-);
+/// states, whether a stone is near, value totals, class counts and the hash.
+pub type Snapshot = (Vec<CellState>, Vec<u8>, [i32; 2], [[u16; CLASSES]; 2], u64);
 
 /// What is kept per padded-array index.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
@@ -156,7 +122,7 @@ pub struct CellState {
     pub combo: [u16; 2],
     /// Class per player.
     pub class: [Class; 2],
-    /// Value per player: the move ordering's (the evaluation's is in [`eval_table`], by `combo`).
+    /// Value per player.
     pub value: [i32; 2],
 }
 
@@ -171,8 +137,9 @@ pub struct Position {
     dirs: [usize; 4],
     table: &'static Table,
     combos: &'static [(Class, i32)],
-    /// The evaluation's values of a cell by combination index ([`eval_table`]).
-    evals: &'static [[i32; 2]],
+    /// The evaluation's own value of a cell's class: the side to move's
+    /// ([`Weights::eval_class`]) and the opponent's ([`Weights::eval_class_opp`]).
+    eval_class: [[i32; CLASSES]; 2],
     /// 0 empty, 1 X, 2 O, 3 wall.
     cells: Box<[u8]>,
     state: Box<[CellState]>,
@@ -188,9 +155,8 @@ pub struct Position {
     history: Vec<u16>,
     /// Passes made by [`Position::pass`] and not yet taken back: each flips the side to move.
     passes: usize,
-    /// Per player, the sum over empty cells of the evaluation's value of the cell for that
-    /// player: `[0]` counted as the side to move's, `[1]` as the opponent's ([`eval_table`]).
-    eval_total: [[i32; 2]; 2],
+    /// Sum of values over empty cells, per player.
+    total: [i32; 2],
     /// Number of empty cells of each class, per player.
     counts: [[u16; CLASSES]; 2],
     /// What each stone placed by [`Position::play`] overwrote, for [`Position::undo`]: the
@@ -246,7 +212,7 @@ const TOUCHED: usize = 1 + 8 * RADIUS;
 struct Saved {
     /// Stones on the board before the move.
     stones: u16,
-    eval_total: [[i32; 2]; 2],
+    total: [i32; 2],
     counts: [[u16; CLASSES]; 2],
     /// Length of `saved_states` before the move.
     states: u32,
@@ -281,7 +247,7 @@ impl Position {
             dirs: board.directions(),
             table: pattern::table(rules.rule(), rules.win_length()),
             combos: combine_table(),
-            evals: built_eval_table(),
+            eval_class: [Weights::built().eval_class, Weights::built().eval_class_opp],
             cells: board.cells().iter().map(|&c| c as u8).collect(),
             state: vec![CellState::default(); len].into_boxed_slice(),
             rows: vec![0; height],
@@ -295,7 +261,7 @@ impl Position {
                 .iter()
                 .map(|&m| board.index(m) as u16)
                 .collect(),
-            eval_total: [[0; 2]; 2],
+            total: [0; 2],
             counts: [[0; CLASSES]; 2],
             saved: Vec::with_capacity(width * height),
             saved_states: Vec::with_capacity(width * height * TOUCHED),
@@ -307,7 +273,7 @@ impl Position {
     /// Rebuilds every derived table from the stones alone. Used once at construction, and by
     /// tests to check the incremental updates.
     pub fn recompute(&mut self) {
-        self.eval_total = [[0; 2]; 2];
+        self.total = [0; 2];
         self.counts = [[0; CLASSES]; 2];
         self.rows.iter_mut().for_each(|r| *r = 0);
         self.hash = 0;
@@ -370,7 +336,7 @@ impl Position {
             .iter()
             .map(|&i| self.is_near(i as usize) as u8)
             .collect();
-        (state, near, self.eval_total, self.counts, self.hash)
+        (state, near, self.total, self.counts, self.hash)
     }
 
     // --- Reading. ---
@@ -506,21 +472,31 @@ impl Position {
     pub fn count(&self, p: usize, c: Class) -> u16 {
         self.counts[p][c as usize]
     }
-    /// The evaluation's sum over the empty cells for the side to move: the value of each of its
-    /// cells as the side to move's, minus the value of each of the opponent's as the
-    /// opponent's ([`eval_table`]). The whole evaluation but its threat terms.
+    /// The evaluation's class terms for the side to move: per class, its value in
+    /// [`Weights::eval_class`] times the side to move's cells of that class, minus the value in
+    /// [`Weights::eval_class_opp`] times the opponent's. (Not part of the cell values, so the
+    /// move ordering does not see them.)
     #[inline]
-    pub fn eval_cells(&self) -> i32 {
+    pub fn class_terms(&self) -> i32 {
         let me = self.side();
-        self.eval_total[me][0] - self.eval_total[1 - me][1]
+        let [mine, theirs] = &self.eval_class;
+        (0..CLASSES)
+            .map(|c| {
+                mine[c] * self.counts[me][c] as i32 - theirs[c] * self.counts[1 - me][c] as i32
+            })
+            .sum()
     }
 
-    /// Evaluates with other weights than the built ones (tests). The table is leaked: a test
-    /// calls this a few times.
+    /// Evaluates with other class terms than the built weights' (the tuner's tests).
     #[cfg(test)]
-    pub(crate) fn set_weights(&mut self, w: &Weights) {
-        self.evals = Box::leak(eval_table(w).into_boxed_slice());
-        self.recompute();
+    pub(crate) fn set_eval_class(&mut self, mine: [i32; CLASSES], theirs: [i32; CLASSES]) {
+        self.eval_class = [mine, theirs];
+    }
+
+    /// The sum of cell values for player `p`.
+    #[inline]
+    pub fn total(&self, p: usize) -> i32 {
+        self.total[p]
     }
     /// The four direction steps.
     #[inline]
@@ -680,7 +656,7 @@ impl Position {
         self.saved_states.reserve(TOUCHED);
         self.saved.push(Saved {
             stones: self.history.len() as u16,
-            eval_total: self.eval_total,
+            total: self.total,
             counts: self.counts,
             states: self.saved_states.len() as u32,
         });
@@ -739,7 +715,7 @@ impl Position {
                 unsafe { *self.state.get_unchecked_mut(j) = saved.state };
             }
             self.saved_states.truncate(base);
-            self.eval_total = saved.eval_total;
+            self.total = saved.total;
             self.counts = saved.counts;
         } else {
             self.update_lines::<false>(i, 0);
@@ -809,21 +785,13 @@ impl Position {
         // mispredicted branches.
         for p in 0..2 {
             let (n, o) = ((new >> (8 * p)) & 0xFF, (old >> (8 * p)) & 0xFF);
-            let before = st.combo[p];
-            let combo = before + DIGIT[d] * n - DIGIT[d] * o;
+            let combo = st.combo[p] + DIGIT[d] * n - DIGIT[d] * o;
             st.combo[p] = combo;
             debug_assert!((combo as usize) < self.combos.len());
             // SAFETY: levels are below 10, so a combination index is below 10^4, the
-            // tables' length.
+            // table's length.
             let (class, value) = unsafe { *self.combos.get_unchecked(combo as usize) };
-            let (new, old) = unsafe {
-                (
-                    *self.evals.get_unchecked(combo as usize),
-                    *self.evals.get_unchecked(before as usize),
-                )
-            };
-            self.eval_total[p][0] += new[0] - old[0];
-            self.eval_total[p][1] += new[1] - old[1];
+            self.total[p] += value - st.value[p];
             st.value[p] = value;
             self.counts[p][st.class[p] as usize & (CLASSES - 1)] -= 1;
             self.counts[p][class as usize & (CLASSES - 1)] += 1;
@@ -836,9 +804,7 @@ impl Position {
     fn unrefresh(&mut self, i: usize) {
         let st = &self.state[i];
         for p in 0..2 {
-            let e = self.evals[st.combo[p] as usize];
-            self.eval_total[p][0] -= e[0];
-            self.eval_total[p][1] -= e[1];
+            self.total[p] -= st.value[p];
             self.counts[p][st.class[p] as usize] -= 1;
         }
     }
@@ -853,12 +819,10 @@ impl Position {
         for p in 0..2 {
             let combo = combine_index(st.lines, p);
             let (class, value) = self.combos[combo as usize];
-            let e = self.evals[combo as usize];
             st.combo[p] = combo;
             st.class[p] = class;
             st.value[p] = value;
-            self.eval_total[p][0] += e[0];
-            self.eval_total[p][1] += e[1];
+            self.total[p] += value;
             self.counts[p][class as usize] += 1;
         }
     }
