@@ -189,6 +189,13 @@ pub fn assemble(
         positions.push(pos);
     }
     for ply in 1..positions.len() {
+        // The move the analysis itself chose in the position before is never marked: a drop
+        // after it is the analysis's own inconsistency between two searches (a forced win
+        // found in one and not the other, the side to move's bias), not the mover's error.
+        let played = boards[ply].moves().last().map(|&m| Cell::from(m));
+        if played.is_some() && played == positions[ply - 1].best {
+            continue;
+        }
         positions[ply].judgement = judge(seen[ply - 1], seen[ply]);
     }
     Analysis {
@@ -459,6 +466,39 @@ mod tests {
         .iter()
         .map(|&(x, y)| Move::new(x, y))
         .collect()
+    }
+
+    /// A search result of `score` with `best` as its move.
+    fn result(best: Move, score: i32) -> SearchResult {
+        SearchResult {
+            best,
+            score: Score::new(score),
+            depth: 10,
+            nodes: 1000,
+            pv: vec![best],
+            elapsed: std::time::Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn the_analysis_never_marks_its_own_choice() {
+        // X plays the centre; the searches say +100 for X before it and +900 for O after it
+        // (a drop of 1000 for X): a blunder, unless the centre was the analysis's own choice.
+        let (centre, corner) = (Move::new(7, 7), Move::new(0, 0));
+        let boards = boards(Rules::caro_default(), &[centre]).unwrap();
+        for (best, expected) in [(corner, Some(Judgement::Blunder)), (centre, None)] {
+            let results = vec![Some(result(best, 100)), Some(result(corner, 900))];
+            let a = assemble(&boards, results, 1000);
+            assert_eq!(a.positions[1].judgement, expected, "best {best:?}");
+        }
+        // The same with a forced win for O found only after the move (rule 1).
+        let win = Score::WIN.get() - 9;
+        for (best, expected) in [(corner, Some(Judgement::Blunder)), (centre, None)] {
+            let results = vec![Some(result(best, 100)), Some(result(corner, win))];
+            let a = assemble(&boards, results, 1000);
+            assert_eq!(a.positions[1].mate, Some(-9));
+            assert_eq!(a.positions[1].judgement, expected, "best {best:?}");
+        }
     }
 
     #[test]
