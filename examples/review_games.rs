@@ -16,7 +16,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 
-use caro_arena::analysis::{analyse, Judgement, PositionEval, EVAL_CAP};
+use caro_arena::analysis::{analyse, Cell, Judgement, PositionEval, EVAL_CAP};
 use caro_engine::positions::parse_square;
 use caro_engine::search::{Engine, Limits};
 use caro_engine::{Rule, Rules};
@@ -113,9 +113,8 @@ fn main() {
             let sign = if colour == 0 { 1 } else { -1 };
             let drop = sign * (value_for_x(before) - value_for_x(pos));
             let played = moves[pos.ply as usize - 1];
-            let own = before
-                .best
-                .is_some_and(|b| (b.x, b.y) == (played.x, played.y));
+            // The test `analysis::assemble` makes before it judges a move.
+            let own = before.best == Some(Cell::from(played));
             if before.mate.is_some() || pos.mate.is_some() {
                 if own {
                     chosen_mate += 1;
