@@ -510,13 +510,13 @@ mod tests {
         assert_eq!(
             s.changes.x,
             Change {
-                before: 1636,
-                after: 1636,
+                before: 1726,
+                after: 1726,
                 delta: 0
             }
         );
         assert!(s.changes.o.delta > 0);
         assert_eq!(s.rows.len(), 1);
-        assert_eq!(r.bot("club"), Some(1636.0));
+        assert_eq!(r.bot("club"), Some(1726.0));
     }
 }
