@@ -79,3 +79,50 @@ fn bad_playout_pairs_are_refused() {
         assert!(err.contains("--playout"), "{bad}: {err}");
     }
 }
+
+/// The v3 freestyle book (docs/match.md, "The v3 freestyle book"): 40 legal openings, none
+/// twice, each with the judge's evaluation for X within the ±100 its header states; and its
+/// candidates' command, cut to one opening, gives the book's first line (the book keeps the
+/// candidates' order, and the first candidate was within the window).
+#[test]
+fn the_v3_book_is_what_its_header_says() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/openings/freestyle15-v3.txt"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let rules = caro_engine::Rules::caro_default();
+    let book = caro_match::openings::parse_openings(&text, rules).unwrap();
+    assert_eq!(book.len(), 40);
+    let distinct: std::collections::HashSet<_> = book.iter().collect();
+    assert_eq!(distinct.len(), 40, "an opening twice");
+    let header = text.lines().nth(1).unwrap();
+    assert!(header.contains("--within 100 --count 40"), "{header}");
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let judged: i32 = line
+            .split("# judge ")
+            .nth(1)
+            .expect(line)
+            .parse()
+            .expect(line);
+        assert!(judged.abs() <= 100, "{line}");
+    }
+
+    let command = text.lines().next().unwrap();
+    let mut args: Vec<&str> = command
+        .strip_prefix("# caro-match openings ")
+        .and_then(|c| c.strip_suffix(" > candidates"))
+        .expect(command)
+        .split_whitespace()
+        .collect();
+    let count = args.iter().position(|&a| a == "--count").unwrap();
+    args[count + 1] = "1";
+    let out = openings(&args);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let first = stdout.lines().find(|l| !l.starts_with('#')).unwrap();
+    assert_eq!(
+        first.split('#').next().unwrap().trim(),
+        book[0].to_squares()
+    );
+}
