@@ -27,14 +27,6 @@ const UNBOUNDED_DEPTH: u8 = 32;
 /// Half-width of the first aspiration window, widened fourfold on each fail. Scores move by a
 /// few hundred from one iteration to the next: ±60 failed on most iterations.
 const ASPIRATION: i32 = 150;
-/// Whether a search under a clock checks its answers with the threat-space search, the
-/// opponent attacking (`Run::refuted`), and keeps off the root the moves it proves lost.
-const VERIFY: bool = true;
-/// Share of the time budget the checks may take in all.
-const VERIFY_TIME_NUM: u32 = 1;
-const VERIFY_TIME_DEN: u32 = 4;
-/// The first iteration whose answer is checked.
-const VERIFY_DEPTH: u8 = 6;
 
 impl Run<'_> {
     pub(super) fn elapsed(&self) -> Duration {
@@ -194,17 +186,7 @@ impl Run<'_> {
         } else {
             1
         };
-        // The threat-space check of the answer (`Run::refuted`): under a clock, on one thread,
-        // the time it may take in all.
-        let mut verify_left =
-            (VERIFY && self.shared.is_none() && !self.small && limits.max_depth >= UNBOUNDED_DEPTH)
-                .then_some(limits.time)
-                .flatten()
-                .map(|t| t * VERIFY_TIME_NUM / VERIFY_TIME_DEN);
-        let mut checked: Vec<u16> = Vec::new();
-        let mut best_move = first;
-        let mut depth = first_depth;
-        while depth <= max_depth {
+        for depth in first_depth..=max_depth {
             let iteration_start = Instant::now();
             if let Some(sh) = self.shared {
                 sh.main_depth.store(depth, Ordering::Relaxed);
@@ -213,17 +195,12 @@ impl Run<'_> {
             if self.aborted {
                 // A root move that beat the previous best before the clock ran out is the
                 // better choice, although its iteration is unfinished.
-                if let Some((m, s)) = self.root_best.filter(|&(m, _)| m != best_move) {
-                    best = self.result(m, s, best.depth, &[m]);
-                } else if self.lost_roots.contains(&best_move) {
-                    // The last answer was proven lost and its replacement not found in time:
-                    // the first other move in root order.
-                    let m = root
-                        .iter()
-                        .map(|&(m, _)| m)
-                        .find(|m| !self.lost_roots.contains(m))
-                        .expect("a root move is left");
-                    best = self.result(m, Score::ZERO, best.depth, &[m]);
+                if let Some((m, s)) = self
+                    .root_best
+                    .filter(|&(m, _)| self.pos.move_at(m as usize) != best.best)
+                {
+                    let pv = [m];
+                    best = self.result(m, s, best.depth, &pv);
                 }
                 break;
             }
@@ -232,32 +209,11 @@ impl Run<'_> {
             if pv.is_empty() {
                 pv.push(first);
             }
-            // Check the answer of this iteration with the threat-space search, the opponent
-            // attacking, once per move, within what is left of the check's share: a proven
-            // loss is kept off the root and the iteration runs again without it.
-            if let Some(left) = verify_left.filter(|l| !l.is_zero()) {
-                let m = pv[0];
-                if depth >= VERIFY_DEPTH
-                    && !score.is_mate()
-                    && !checked.contains(&m)
-                    && self.lost_roots.len() + 1 < root.len()
-                {
-                    checked.push(m);
-                    let t0 = Instant::now();
-                    let lost = self.refuted(m, None, Some(t0 + left));
-                    verify_left = Some(left.saturating_sub(t0.elapsed()));
-                    if lost {
-                        self.lost_roots.push(m);
-                        continue;
-                    }
-                }
-            }
             if depth > first_depth {
-                stability.update(pv[0] != best_move, prev, score);
+                stability.update(self.pos.move_at(pv[0] as usize) != best.best, prev, score);
             }
             prev = score;
             best = self.result(pv[0], score, depth, &pv);
-            best_move = pv[0];
             self.report(&best, info);
             // Stop early when nothing deeper can change the answer: the whole tree of a small
             // board has been read, or a forced result is proven within the depth.
@@ -279,7 +235,6 @@ impl Run<'_> {
                     break;
                 }
             }
-            depth += 1;
         }
         best.nodes = self.nodes;
         best.elapsed = self.elapsed();
@@ -331,36 +286,6 @@ impl Run<'_> {
             .copied()
             .find(|&c| self.pos.is_empty(c as usize))
             .expect("an ongoing game has an empty cell")
-    }
-
-    /// Whether the opponent, to move after the root move `m`, wins by threats: proven by the
-    /// threat-space search within `nodes` (none: no limit) and before `until`. Its nodes count
-    /// as the search's.
-    pub(super) fn refuted(&mut self, m: u16, nodes: Option<u64>, until: Option<Instant>) -> bool {
-        let Run {
-            dfpn,
-            pos,
-            stop,
-            deadline,
-            ..
-        } = self;
-        let Some(dfpn) = dfpn.as_deref_mut() else {
-            return false;
-        };
-        let mut out = |_| {
-            stop.load(Ordering::Relaxed)
-                || [*deadline, until]
-                    .iter()
-                    .flatten()
-                    .any(|&d| Instant::now() >= d)
-        };
-        pos.play(m as usize);
-        let win = dfpn
-            .solve(pos, nodes.unwrap_or(u64::MAX), &mut out)
-            .is_some();
-        pos.undo();
-        self.nodes += dfpn.nodes;
-        win
     }
 
     fn pos_k(&self) -> usize {

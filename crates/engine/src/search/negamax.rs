@@ -37,7 +37,7 @@ pub(super) const INF: Score = Score::new(Score::WIN.get() + 1);
 pub(super) const NO_MOVE: u16 = u16::MAX;
 /// Share of a time budget the threat-space search may use.
 const VCT_TIME_NUM: u32 = 1;
-const VCT_TIME_DEN: u32 = 4;
+const VCT_TIME_DEN: u32 = 2;
 /// Late move reductions: `ln(depth) * ln(index) * LMR_K + LMR_BASE` plies.
 const LMR_K: f32 = 0.6;
 /// The constant part of a late move reduction (formerly 0.4: see docs/engine.md, "Changes
@@ -163,9 +163,6 @@ pub(super) struct Run<'a> {
     pub(super) small: bool,
     /// The root move that last raised alpha in the current iteration, with its score.
     pub(super) root_best: Option<(u16, Score)>,
-    /// Root moves after which the opponent's win by threats is proven (`Run::verify`): the
-    /// root does not search them.
-    pub(super) lost_roots: Vec<u16>,
 }
 
 /// The most search threads an engine runs (more are clamped to it).
@@ -317,7 +314,6 @@ impl<'a> Run<'a> {
             aborted: false,
             vct_deadline: limits.time.map(|t| start + t * VCT_TIME_NUM / VCT_TIME_DEN),
             root_best: None,
-            lost_roots: Vec::new(),
         }
     }
 }
@@ -511,10 +507,6 @@ impl Run<'_> {
             };
             moves.swap(i, top);
             let (m, mscore) = moves[i];
-            if ply == 0 && self.lost_roots.contains(&m) {
-                i += 1;
-                continue;
-            }
             // Move-count pruning (chessprogramming.org/Futility_Pruning, "late move pruning"):
             // far down the ordering, quiet moves are not worth a look. PV nodes prune (and
             // reduce, below) as the others do, except at the root: where a PV node read more
@@ -614,45 +606,5 @@ impl Run<'_> {
         self.tt
             .store(key, depth as u8, tt::to_tt(best, ply), bound, best_move);
         best
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::positions::parse_square;
-    use crate::Rules;
-
-    fn board(moves: &str) -> Board {
-        let moves: Vec<Move> = moves
-            .split_whitespace()
-            .map(|s| parse_square(s).unwrap())
-            .collect();
-        Board::from_moves(Rules::caro_default(), &moves).unwrap()
-    }
-
-    /// The check of an answer (`Run::refuted`) on a move that lost a game to AIWine
-    /// (2026-11-25, game 63 of docs/strength-runs/field-2026-11-25-v3): after X's `f7` O wins by
-    /// threats. And the root keeps off its lost moves: the search's answer, once listed as
-    /// lost, is not played again.
-    #[test]
-    fn a_refuted_root_move_is_not_played() {
-        let b = board("h9 i7 g9 h5 j5 h6");
-        let stop = AtomicBool::new(false);
-        let mut searcher = Searcher::new(16);
-        let mut run = searcher.run(&b, &Limits::depth(8), &stop);
-        let f7 = run.pos.index(parse_square("f7").unwrap()) as u16;
-        assert!(
-            run.refuted(f7, Some(2_000_000), None),
-            "O's win after f7 not proven"
-        );
-        let first = run.iterate(&Limits::depth(8), &mut |_| {}).best;
-
-        searcher.clear();
-        let mut run = searcher.run(&b, &Limits::depth(8), &stop);
-        let m = run.pos.index(first) as u16;
-        run.lost_roots.push(m);
-        let second = run.iterate(&Limits::depth(8), &mut |_| {}).best;
-        assert_ne!(second, first);
     }
 }
