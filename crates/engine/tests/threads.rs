@@ -58,10 +58,10 @@ fn assert_legal(board: &Board, r: &SearchResult, what: &str) {
 #[test]
 fn one_thread_is_the_single_threaded_search() {
     let expected = [
-        (71_313, "4,12"),
-        (45_191, "3,6"),
-        (35_611, "2,7"),
-        (89_251, "10,11"),
+        (74_398, "4,12"),
+        (52_649, "3,6"),
+        (57_420, "2,7"),
+        (114_772, "10,11"),
     ];
     let stop = AtomicBool::new(false);
     for ((id, board), (nodes, best)) in bench_boards().into_iter().zip(expected) {
