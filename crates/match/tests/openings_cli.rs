@@ -81,9 +81,10 @@ fn bad_playout_pairs_are_refused() {
 }
 
 /// The v3 freestyle book (docs/match.md, "The v3 freestyle book"): 40 legal openings, none
-/// twice, each with the judge's evaluation for X within the ±100 its header states; and its
-/// candidates' command, cut to one opening, gives the book's first line (the book keeps the
-/// candidates' order, and the first candidate was within the window).
+/// twice, each with the judge's evaluation for X within the ±100 its header states; and the
+/// candidates' command of its first line is one `caro-match openings` runs (with a smaller
+/// count and budget here: the candidates themselves depend on the engine's search, which
+/// later commits change, so the book, not the command, is the record).
 #[test]
 fn the_v3_book_is_what_its_header_says() {
     let path = concat!(
@@ -115,14 +116,21 @@ fn the_v3_book_is_what_its_header_says() {
         .expect(command)
         .split_whitespace()
         .collect();
-    let count = args.iter().position(|&a| a == "--count").unwrap();
-    args[count + 1] = "1";
+    for (flag, value) in [("--count", "1"), ("--nodes", "5000")] {
+        let i = args.iter().position(|&a| a == flag).expect(flag);
+        args[i + 1] = value;
+    }
     let out = openings(&args);
     assert!(out.status.success(), "{out:?}");
     let stdout = String::from_utf8(out.stdout).unwrap();
-    let first = stdout.lines().find(|l| !l.starts_with('#')).unwrap();
-    assert_eq!(
-        first.split('#').next().unwrap().trim(),
-        book[0].to_squares()
-    );
+    let kept: Vec<&str> = stdout.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(kept.len(), 1, "{stdout}");
+    parse_openings_line(kept[0]);
+}
+
+/// One opening line parses as a freestyle 15x15 opening.
+fn parse_openings_line(line: &str) {
+    let rules = caro_engine::Rules::caro_default();
+    let parsed = caro_match::openings::parse_openings(line, rules).unwrap();
+    assert_eq!(parsed.len(), 1, "{line}");
 }
