@@ -91,11 +91,12 @@ impl Reason {
     }
 }
 
-/// An engine's misbehaviour: the game is lost.
+/// An engine's misbehaviour: the game is lost (or, for [`crate::judge`], the opening cannot be
+/// judged).
 #[derive(Clone, Debug)]
-struct Fault {
-    reason: Reason,
-    detail: String,
+pub(crate) struct Fault {
+    pub(crate) reason: Reason,
+    pub(crate) detail: String,
 }
 
 fn fault(reason: Reason, detail: impl Into<String>) -> Fault {
@@ -179,7 +180,7 @@ impl Slot {
     }
 
     /// Makes sure a process runs; `Ok(true)` if it was restarted after a lost one.
-    fn ensure(&mut self, log: &Logger, tag: &str) -> Result<bool, Fault> {
+    pub(crate) fn ensure(&mut self, log: &Logger, tag: &str) -> Result<bool, Fault> {
         if let Some(p) = &mut self.process {
             if !p.has_exited() {
                 return Ok(false);
@@ -205,7 +206,7 @@ impl Slot {
     }
 
     /// Kills the process after a fault; the next game respawns it.
-    fn discard(&mut self) {
+    pub(crate) fn discard(&mut self) {
         if let Some(p) = self.process.take() {
             p.kill();
             self.lost = true;
@@ -224,7 +225,7 @@ impl Slot {
     }
 
     /// Sends `line` (logged).
-    fn send(&mut self, line: &str, log: &Logger, tag: &str) -> Result<(), Fault> {
+    pub(crate) fn send(&mut self, line: &str, log: &Logger, tag: &str) -> Result<(), Fault> {
         log.log(&format!("{tag} {} < {line}", self.name));
         self.process()
             .send(line)
@@ -240,12 +241,25 @@ impl Slot {
 
     /// Waits until `deadline` for an answer that is not informational.
     fn answer(&mut self, deadline: Instant, log: &Logger, tag: &str) -> Result<String, Received> {
+        self.answer_with(deadline, log, tag, &mut |_| {})
+    }
+
+    /// [`Slot::answer`], showing each informational line before the answer to `on_info` (the
+    /// judge reads evaluations from `MESSAGE` lines).
+    pub(crate) fn answer_with(
+        &mut self,
+        deadline: Instant,
+        log: &Logger,
+        tag: &str,
+        on_info: &mut dyn FnMut(&str),
+    ) -> Result<String, Received> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.process().recv(left) {
                 Received::Line(line) => {
                     log.log(&format!("{tag} {} > {line}", self.name));
                     if caro_gomocup::is_informational(&line) {
+                        on_info(&line);
                         continue;
                     }
                     return Ok(line.trim().to_string());
@@ -350,13 +364,9 @@ pub fn play_game(
         let asked = Instant::now();
         let answer = match sent {
             Err(f) => Err(f),
-            Ok(()) => engine.answer(asked + wait, log, tag).map_err(|r| match r {
-                Received::Closed => fault(Reason::Crash, "the engine exited"),
-                _ => fault(
-                    Reason::TimeForfeit,
-                    format!("no move within {} ms", wait.as_millis()),
-                ),
-            }),
+            Ok(()) => engine
+                .answer(asked + wait, log, tag)
+                .map_err(|r| no_move(r, wait)),
         };
         let elapsed = asked.elapsed().as_millis() as u64;
         let result = answer.and_then(|line| {
@@ -404,8 +414,24 @@ pub fn play_game(
     }
 }
 
+/// Why no move came within `wait`: the engine exited, or it is late.
+pub(crate) fn no_move(received: Received, wait: Duration) -> Fault {
+    match received {
+        Received::Closed => fault(Reason::Crash, "the engine exited"),
+        _ => fault(
+            Reason::TimeForfeit,
+            format!("no move within {} ms", wait.as_millis()),
+        ),
+    }
+}
+
 /// `START`/`RECTSTART`, the `OK` answer, and the `INFO` lines.
-fn start(settings: &GameSettings, slot: &mut Slot, log: &Logger, tag: &str) -> Result<(), Fault> {
+pub(crate) fn start(
+    settings: &GameSettings,
+    slot: &mut Slot,
+    log: &Logger,
+    tag: &str,
+) -> Result<(), Fault> {
     let rules = settings.rules;
     let command = Command::start(&rules).to_string();
     thread::sleep(settings.delay);
@@ -440,7 +466,7 @@ fn start(settings: &GameSettings, slot: &mut Slot, log: &Logger, tag: &str) -> R
 }
 
 /// Reads an answer line as a legal move on `board`.
-fn parse_answer(board: &Board, line: &str) -> Result<Move, Fault> {
+pub(crate) fn parse_answer(board: &Board, line: &str) -> Result<Move, Fault> {
     caro_gomocup::parse_answer(board, line).map_err(|e| match e {
         AnswerError::Error(line) => fault(Reason::EngineError, line),
         AnswerError::Illegal { answer, error } => {
