@@ -12,6 +12,7 @@
 //! - [`stats`]: Elo, trinomial and pentanomial intervals, SPRT;
 //! - [`rating`]: joint Elo ratings of many engines from the games of many matches;
 //! - [`openings`]: opening files and the generator behind `data/openings/`;
+//! - [`judge`]: an outside engine's evaluations of openings, to balance a book by them;
 //! - [`psq`]: the Piskvork `.psq` game record, re-exported from `caro-gomocup`.
 //!
 //! `docs/match.md` is the user's guide. The library never prints; the `caro-match` binary does.
@@ -29,6 +30,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod judge;
 pub mod openings;
 pub mod process;
 pub mod rating;

@@ -1,15 +1,18 @@
 //! `caro-match`: plays two Gomocup engines against each other (`caro-match play`), generates
-//! balanced openings with our engine (`caro-match openings`), or fits joint Elo ratings to the
-//! games of several matches (`caro-match rate`). See `docs/match.md`.
+//! balanced openings with our engine (`caro-match openings`), keeps the ones an outside engine
+//! judges balanced (`caro-match judge`), or fits joint Elo ratings to the games of several
+//! matches (`caro-match rate`). See `docs/match.md`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use caro_engine::{Rule, Rules};
+use caro_match::judge::{judge_all, JudgeSettings};
 use caro_match::openings::{generate, parse_openings, GenerateSettings, Opening, Playout};
+use caro_match::process::split_command;
 use caro_match::rating::{fit, Crosstable, Prior, RatedGame};
-use caro_match::referee::GameSettings;
+use caro_match::referee::{GameSettings, Logger};
 use caro_match::runner::{run_match, EngineSpec, MatchConfig};
 use caro_match::stats::Sprt;
 use clap::{Args, Parser, Subcommand};
@@ -32,11 +35,14 @@ enum Command {
     /// Generate balanced openings near the centre, checked by our search and optionally by
     /// self-play playouts the colour must not decide; prints them.
     Openings(OpeningsArgs),
+    /// Ask an outside engine for its evaluation of candidate openings and print the first ones
+    /// it judges balanced, as a book.
+    Judge(JudgeArgs),
     /// Fit joint Elo ratings to the games of one or more matches (games.jsonl files).
     Rate(RateArgs),
 }
 
-/// Board and rule, shared by both commands.
+/// Board and rule, shared by the commands.
 #[derive(Args)]
 struct BoardArgs {
     /// Rule: freestyle, exact_five, caro, caro_overline, caro_gomocup (rule 8 as the Gomocup
@@ -165,6 +171,36 @@ struct OpeningsArgs {
 }
 
 #[derive(Args)]
+struct JudgeArgs {
+    /// Candidate openings (an opening file: the output of `caro-match openings`, say).
+    candidates: PathBuf,
+    /// The judge's command line: a Gomocup engine that reports its evaluation in `MESSAGE`
+    /// lines as `Eval N` for the side to move, as Rapfi does.
+    #[arg(long)]
+    engine: String,
+    #[command(flatten)]
+    board: BoardArgs,
+    /// Thinking time on each opening in milliseconds (INFO timeout_turn).
+    #[arg(long, default_value_t = 2000)]
+    turn_ms: u64,
+    /// Extra milliseconds the engine's move may take before the run stops with an error.
+    #[arg(long, default_value_t = 1000)]
+    tolerance_ms: u64,
+    /// Keep openings whose evaluation for X is within +-within.
+    #[arg(long, default_value_t = 100)]
+    within: i64,
+    /// Openings to keep: the first ones within the window, in the candidates' order.
+    #[arg(long, default_value_t = 40)]
+    count: usize,
+    /// Engines running at the same time.
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+    /// Echo the protocol log on stderr.
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+#[derive(Args)]
 struct RateArgs {
     /// `games.jsonl` files written by `caro-match play`, or their output directories.
     #[arg(required = true)]
@@ -185,6 +221,7 @@ fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Play(args) => play(*args),
         Command::Openings(args) => openings(args),
+        Command::Judge(args) => judge(args),
         Command::Rate(args) => rate(args),
     }
 }
@@ -231,16 +268,7 @@ fn rate(args: RateArgs) -> Result<()> {
 fn play(args: PlayArgs) -> Result<()> {
     let rules = args.board.rules()?;
     let openings = match &args.openings {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            let openings = parse_openings(&text, rules)
-                .with_context(|| format!("reading {}", path.display()))?;
-            if openings.is_empty() {
-                bail!("{} holds no opening", path.display());
-            }
-            openings
-        }
+        Some(path) => read_openings(path, rules)?,
         None => Vec::<Opening>::new(),
     };
     let spec = |command: &str, name: &Option<String>| EngineSpec {
@@ -300,6 +328,73 @@ fn play(args: PlayArgs) -> Result<()> {
     })?;
     print!("{}", summary.report());
     println!("output: {}", args.out.display());
+    Ok(())
+}
+
+/// The openings of the file at `path`, at least one.
+fn read_openings(path: &Path, rules: Rules) -> Result<Vec<Opening>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let openings =
+        parse_openings(&text, rules).with_context(|| format!("reading {}", path.display()))?;
+    if openings.is_empty() {
+        bail!("{} holds no opening", path.display());
+    }
+    Ok(openings)
+}
+
+fn judge(args: JudgeArgs) -> Result<()> {
+    let rules = args.board.rules()?;
+    if args.jobs == 0 {
+        bail!("need --jobs >= 1");
+    }
+    let openings = read_openings(&args.candidates, rules)?;
+    // The header names the engine without the program's directory: the book is a record read
+    // on other machines, where that path means nothing.
+    let mut words = split_command(&args.engine)?;
+    if let Some(file) = Path::new(&words[0]).file_name() {
+        words[0] = file.to_string_lossy().into_owned();
+    }
+    let mut engine = words.join(" ");
+    if engine.contains(char::is_whitespace) {
+        engine = format!("\"{engine}\"");
+    }
+    let settings = JudgeSettings {
+        engine: args.engine.clone(),
+        rules,
+        turn_ms: args.turn_ms,
+        tolerance: Duration::from_millis(args.tolerance_ms),
+    };
+    let log = Logger::new(None, args.verbose);
+    let values = judge_all(&settings, &openings, args.jobs, &log)?;
+    let kept: Vec<(&Opening, i64)> = openings
+        .iter()
+        .zip(values.iter().copied())
+        .filter(|(_, value)| value.abs() <= args.within)
+        .take(args.count)
+        .collect();
+    println!(
+        "# caro-match judge {} --engine {engine} --rule {} --width {} --height {} --turn-ms {} \
+         --within {} --count {}: {} of {} kept",
+        args.candidates.display(),
+        rules.rule(),
+        rules.width(),
+        rules.height(),
+        args.turn_ms,
+        args.within,
+        args.count,
+        kept.len(),
+        openings.len()
+    );
+    println!(
+        "# Each line: moves from the empty board, X first; then the judge's evaluation for X."
+    );
+    for (opening, value) in &kept {
+        println!("{}  # judge {value:+}", opening.to_squares());
+    }
+    // Every evaluation, in the candidates' order, for the record of how many were within.
+    let all: Vec<String> = values.iter().map(i64::to_string).collect();
+    eprintln!("judged {}: {}", openings.len(), all.join(" "));
     Ok(())
 }
 

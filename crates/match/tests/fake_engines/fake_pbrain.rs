@@ -11,7 +11,16 @@
 //! fake-pbrain slow MS         sleeps MS milliseconds before its 3rd move
 //! fake-pbrain garbage         answers its 3rd move request with words
 //! fake-pbrain error           answers its 3rd move request with `ERROR ...`
+//! fake-pbrain eval            plays legally, reporting evaluations before each move (below)
 //! ```
+//!
+//! In `eval` mode, for the judge's tests (`caro-match judge`), each move comes after the
+//! `MESSAGE` lines `depth 1 | Eval 9999 | ...` and `depth 2 | Eval N | ...`, then a `DEBUG` line
+//! with `Eval 5555`. N, for the side to move, is the sum of the columns of its own stones minus
+//! the sum of the columns of the opponent's (column `a` is 0): so, for X, the sum of X's columns
+//! minus the sum of O's whichever side is to move. A judge that reads the last `MESSAGE`
+//! evaluation and turns it into one for X finds that; one that read the first, or a `DEBUG`
+//! line, or forgot the side to move, does not.
 //!
 //! Moves are counted per game (START resets the count). Standard library only.
 
@@ -28,6 +37,17 @@ enum Mode {
     Slow(u64),
     Garbage,
     Error,
+    Eval,
+}
+
+/// A cell, seen from the brain.
+#[derive(Clone, Copy, PartialEq)]
+enum Cell {
+    Empty,
+    Own,
+    Opponent,
+    /// `BOARD` field 3: a winning line of an earlier game, not to be played on.
+    Blocked,
 }
 
 fn main() {
@@ -40,9 +60,10 @@ fn main() {
         (Some("slow"), Some(ms)) => Mode::Slow(ms.parse().expect("slow MS")),
         (Some("garbage"), _) => Mode::Garbage,
         (Some("error"), _) => Mode::Error,
+        (Some("eval"), _) => Mode::Eval,
         _ => {
             eprintln!(
-                "usage: fake-pbrain good|illegal|crash|crash-once FILE|slow MS|garbage|error"
+                "usage: fake-pbrain good|illegal|crash|crash-once FILE|slow MS|garbage|error|eval"
             );
             std::process::exit(2);
         }
@@ -51,7 +72,7 @@ fn main() {
     let mut out = io::stdout();
     let mut lines = stdin.lock().lines();
     let (mut w, mut h) = (15usize, 15usize);
-    let mut taken: Vec<bool> = vec![false; w * h];
+    let mut cells = vec![Cell::Empty; w * h];
     let mut my_moves = 0;
     let mut say = |s: &str| {
         writeln!(out, "{s}").unwrap();
@@ -72,7 +93,7 @@ fn main() {
                 } else if let Some((a, b)) = cell(args) {
                     (w, h) = (a, b);
                 }
-                taken = vec![false; w * h];
+                cells = vec![Cell::Empty; w * h];
                 my_moves = 0;
                 say("OK");
             }
@@ -88,33 +109,54 @@ fn main() {
                     if l.trim().eq_ignore_ascii_case("DONE") {
                         break;
                     }
-                    if let Some((x, y)) = cell(&l) {
-                        taken[y * w + x] = true;
+                    let fields: Vec<usize> =
+                        l.split(',').filter_map(|n| n.trim().parse().ok()).collect();
+                    if let [x, y, field] = fields[..] {
+                        cells[y * w + x] = match field {
+                            1 => Cell::Own,
+                            2 => Cell::Opponent,
+                            _ => Cell::Blocked,
+                        };
                     }
                 }
                 my_moves += 1;
-                answer(&mode, my_moves, &mut taken, w, h, &mut say);
+                answer(&mode, my_moves, &mut cells, w, h, &mut say);
             }
             "BEGIN" | "TURN" => {
                 if let Some((x, y)) = cell(args) {
-                    taken[y * w + x] = true;
+                    cells[y * w + x] = Cell::Opponent;
                 }
                 my_moves += 1;
-                answer(&mode, my_moves, &mut taken, w, h, &mut say);
+                answer(&mode, my_moves, &mut cells, w, h, &mut say);
             }
             _ => say(&format!("UNKNOWN {cmd}")),
         }
     }
 }
 
-fn answer(mode: &Mode, n: u32, taken: &mut [bool], w: usize, h: usize, say: &mut impl FnMut(&str)) {
+fn answer(mode: &Mode, n: u32, cells: &mut [Cell], w: usize, h: usize, say: &mut impl FnMut(&str)) {
     say("MESSAGE thinking hard");
     say("DEBUG fake");
+    if *mode == Mode::Eval {
+        let eval: i64 = (0..w * h)
+            .map(|i| match cells[i] {
+                Cell::Own => (i % w) as i64,
+                Cell::Opponent => -((i % w) as i64),
+                _ => 0,
+            })
+            .sum();
+        say("MESSAGE depth 1 | Eval 9999 | a shallow result the deeper one replaces");
+        say(&format!("MESSAGE depth 2 | Eval {eval} | nodes 2"));
+        say("DEBUG Eval 5555 (not a MESSAGE line)");
+    }
     if n == 3 {
         match mode {
-            Mode::Good => {}
+            Mode::Good | Mode::Eval => {}
             Mode::Illegal => {
-                let (i, _) = taken.iter().enumerate().find(|(_, &t)| t).expect("a stone");
+                let i = cells
+                    .iter()
+                    .position(|&c| c != Cell::Empty)
+                    .expect("a stone");
                 say(&format!("{},{}", i % w, i / w));
                 return;
             }
@@ -138,12 +180,12 @@ fn answer(mode: &Mode, n: u32, taken: &mut [bool], w: usize, h: usize, say: &mut
     }
     let (cx, cy) = ((w / 2) as i64, (h / 2) as i64);
     let best = (0..w * h)
-        .filter(|&i| !taken[i])
+        .filter(|&i| cells[i] == Cell::Empty)
         .min_by_key(|&i| {
             let (dx, dy) = ((i % w) as i64 - cx, (i / w) as i64 - cy);
             (dx * dx + dy * dy, i)
         })
         .expect("an empty cell");
-    taken[best] = true;
+    cells[best] = Cell::Own;
     say(&format!("{},{}", best % w, best / w));
 }
