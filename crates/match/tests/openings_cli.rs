@@ -1,10 +1,12 @@
 //! `caro-match openings` end to end: a file's first line is the command that regenerates it,
 //! byte for byte, when the check is bounded by nodes (no clock), including the playout pairs;
-//! bad playout pairs are refused with a clear message.
+//! bad playout pairs are refused with a clear message. And the v3 book's header: the commands
+//! that made it run and print it.
 
 use std::process::Command;
 
 const CARO_MATCH: &str = env!("CARGO_BIN_EXE_caro-match");
+const FAKE: &str = env!("CARGO_BIN_EXE_fake-pbrain");
 
 fn openings(args: &[&str]) -> std::process::Output {
     Command::new(CARO_MATCH)
@@ -81,10 +83,12 @@ fn bad_playout_pairs_are_refused() {
 }
 
 /// The v3 freestyle book (docs/match.md, "The v3 freestyle book"): 40 legal openings, none
-/// twice, each with the judge's evaluation for X within the ±100 its header states; and the
+/// twice, each with the judge's evaluation for X within the ±100 its header states; the
 /// candidates' command of its first line is one `caro-match openings` runs (with a smaller
 /// count and budget here: the candidates themselves depend on the engine's search, which
-/// later commits change, so the book, not the command, is the record).
+/// later commits change, so the book, not the command, is the record); and the judge's command
+/// of its second line is one `caro-match judge` runs and prints as its header (with our fake
+/// engine for Rapfi, on the book itself for the candidates).
 #[test]
 fn the_v3_book_is_what_its_header_says() {
     let path = concat!(
@@ -98,7 +102,12 @@ fn the_v3_book_is_what_its_header_says() {
     let distinct: std::collections::HashSet<_> = book.iter().collect();
     assert_eq!(distinct.len(), 40, "an opening twice");
     let header = text.lines().nth(1).unwrap();
-    assert!(header.contains("--within 100 --count 40"), "{header}");
+    let (judge_command, tally) = header.split_once(": ").expect(header);
+    assert!(
+        judge_command.ends_with("--within 100 --count 40"),
+        "{header}"
+    );
+    assert_eq!(tally, "40 of 160 kept");
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         let judged: i32 = line
             .split("# judge ")
@@ -127,4 +136,32 @@ fn the_v3_book_is_what_its_header_says() {
     assert_eq!(kept.len(), 1, "{stdout}");
     let parsed = caro_match::openings::parse_openings(kept[0], rules).unwrap();
     assert_eq!(parsed.len(), 1, "{}", kept[0]);
+
+    let mut args: Vec<&str> = judge_command
+        .strip_prefix("# caro-match judge ")
+        .expect(header)
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        args[..3],
+        ["candidates", "--engine", "pbrain-rapfi"],
+        "{header}"
+    );
+    let engine = format!("{FAKE} eval");
+    args[0] = path;
+    args[2] = &engine;
+    let out = Command::new(CARO_MATCH)
+        .arg("judge")
+        .args(&args)
+        .output()
+        .expect("caro-match runs");
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let (printed, _) = stdout.lines().next().unwrap().split_once(": ").unwrap();
+    assert_eq!(
+        printed
+            .replace(path, "candidates")
+            .replace("\"fake-pbrain eval\"", "pbrain-rapfi"),
+        judge_command
+    );
 }
