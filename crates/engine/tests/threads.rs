@@ -58,10 +58,10 @@ fn assert_legal(board: &Board, r: &SearchResult, what: &str) {
 #[test]
 fn one_thread_is_the_single_threaded_search() {
     let expected = [
-        (74_398, "4,12"),
-        (52_649, "3,6"),
-        (57_420, "2,7"),
-        (114_772, "10,11"),
+        (78_678, "4,12"),
+        (105_283, "3,6"),
+        (95_612, "3,6"),
+        (125_632, "10,11"),
     ];
     let stop = AtomicBool::new(false);
     for ((id, board), (nodes, best)) in bench_boards().into_iter().zip(expected) {

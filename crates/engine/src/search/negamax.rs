@@ -43,9 +43,9 @@ const LMR_K: f32 = 0.6;
 /// The constant part of a late move reduction (formerly 0.4: see docs/engine.md, "Changes
 /// accepted by SPRT").
 const LMR_BASE: f32 = 0.8;
-/// Move-count pruning: at any node but the root, quiet moves from index `LMP_BASE + depth^2` on
-/// (formerly `depth^2 / 2`: pruning less won its SPRT; docs/engine.md, "Changes accepted by
-/// SPRT").
+/// Move-count pruning: at any node but the root, quiet moves from index `LMP_BASE + 2 depth^2`
+/// on (formerly `depth^2 / 2`, then `depth^2`: pruning less won its SPRT twice; docs/engine.md,
+/// "Changes accepted by SPRT").
 const LMP_BASE: usize = 3;
 /// Null-move pruning from this remaining depth on.
 const NMP_DEPTH: i32 = 3;
@@ -515,7 +515,11 @@ impl Run<'_> {
             // alpha and the PV re-search then found it did not, a whole re-search wasted (a
             // third to nearly half of the nodes of the two hardest midgame positions;
             // docs/engine.md, "Changes accepted by SPRT").
-            if ply > 0 && !forced && i >= LMP_BASE + (depth * depth) as usize && mscore < TACTICAL {
+            if ply > 0
+                && !forced
+                && i >= LMP_BASE + (2 * depth * depth) as usize
+                && mscore < TACTICAL
+            {
                 break;
             }
             let new_depth = depth - 1;
