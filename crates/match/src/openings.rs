@@ -482,7 +482,10 @@ mod tests {
             nodes: Some(5_000),
             playouts: pairs.clone(),
             window: 300,
-            seed: 3,
+            // Which candidates pass depends on the engine's search. With the search of
+            // `882d9b7` seed 5 keeps two after 31 candidates; seed 3, the seed before, tried all
+            // 300 and every balanced one was decided by its colour.
+            seed: 5,
             max_tries: 300,
         };
         let mut seen = Vec::new();
