@@ -49,7 +49,16 @@ const NO_TIME_CAP: Duration = Duration::from_secs(24 * 3600);
 fn main() {
     let cli = Cli::parse();
     match cli.mode {
-        Some(Mode::Bench { depth, threads }) => bench(depth, threads),
+        Some(Mode::Bench { depth, threads }) => {
+            if let Err(e) = bench(depth, threads, &mut io::stdout().lock()) {
+                // A reader that stops reading (`pbrain-caro bench | head -3`) ends the bench
+                // quietly, as it ends any Unix filter; any other failure to write is reported.
+                if e.kind() != io::ErrorKind::BrokenPipe {
+                    eprintln!("pbrain-caro: writing the bench results: {e}");
+                    std::process::exit(1);
+                }
+            }
+        }
         Some(Mode::Classic { depth }) => serve(Options {
             level: Level {
                 style: Style::Classic,
@@ -197,10 +206,11 @@ fn serve(options: Options) {
 }
 
 /// Searches the fixed bench positions to `depth`, each with a fresh engine so the count does
-/// not depend on the order, and prints per-position and total nodes (Stockfish's `bench`).
-/// With more than one thread the count and even the moves vary from run to run (the threads
-/// race); the times are then the time to reach `depth`.
-fn bench(depth: u8, threads: u64) {
+/// not depend on the order, and writes per-position and total nodes to `out` (Stockfish's
+/// `bench`), stopping at the first failed write. With more than one thread the count and even
+/// the moves vary from run to run (the threads race); the times are then the time to reach
+/// `depth`.
+fn bench(depth: u8, threads: u64, out: &mut impl Write) -> io::Result<()> {
     let stop = AtomicBool::new(false);
     let (mut total_nodes, start) = (0u64, Instant::now());
     for (id, board) in bench_boards() {
@@ -212,20 +222,24 @@ fn bench(depth: u8, threads: u64) {
             (r.nodes, r.best.to_string(), r.score.get())
         });
         let id = short_id(&id);
-        println!(
+        writeln!(
+            out,
             "{id}: depth {depth} best {best} score {score} nodes {nodes} time {} ms",
             t.elapsed().as_millis()
-        );
+        )?;
+        out.flush()?;
         total_nodes += nodes;
     }
     let elapsed = start.elapsed();
-    println!("===========================");
-    println!("Total time (ms) : {}", elapsed.as_millis());
-    println!("Nodes searched  : {total_nodes}");
-    println!(
+    writeln!(out, "===========================")?;
+    writeln!(out, "Total time (ms) : {}", elapsed.as_millis())?;
+    writeln!(out, "Nodes searched  : {total_nodes}")?;
+    writeln!(
+        out,
         "Nodes/second    : {}",
         (total_nodes as f64 / elapsed.as_secs_f64().max(1e-9)) as u64
-    );
+    )?;
+    out.flush()
 }
 
 /// What the manager told us about time and memory (`INFO`); all times in milliseconds.

@@ -524,6 +524,29 @@ fn bench_mode_prints_the_node_count() {
     }
 }
 
+/// A reader that closes the pipe before the bench ends (`pbrain-caro bench | head`) ends the
+/// bench quietly: exit status 0, nothing on stderr (Rust ignores SIGPIPE, so a careless
+/// `println!` would panic there instead).
+#[test]
+fn bench_stops_quietly_when_its_reader_goes() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pbrain-caro"))
+        .args(["bench", "8"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Closed before the first position's search (tens of milliseconds) can end: its line is
+    // written to a pipe nobody reads.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "",
+        "no panic, no message"
+    );
+    assert!(out.status.success(), "{:?}", out.status);
+}
+
 /// `INFO thread_num n` (clamped to the machine's cores and 64; an unreadable value is
 /// ignored, as any INFO) searches with threads: the answers are still legal, the forced block
 /// is still found, and the process still ends cleanly (the helper threads are joined after
