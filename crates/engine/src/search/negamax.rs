@@ -49,6 +49,9 @@ const LMR_BASE: f32 = 0.8;
 const LMP_BASE: usize = 3;
 /// Null-move pruning from this remaining depth on.
 const NMP_DEPTH: i32 = 3;
+/// Reverse futility pruning up to this remaining depth, with a margin of `RFP_MARGIN` a ply.
+const RFP_DEPTH: i32 = 3;
+const RFP_MARGIN: i32 = 200;
 /// Ordering score above which a move is "tactical" and never reduced.
 const TACTICAL: i32 = 300;
 
@@ -426,6 +429,24 @@ impl Run<'_> {
                     }
                     return s;
                 }
+            }
+        }
+
+        // Reverse futility pruning (chessprogramming.org/Reverse_Futility_Pruning): near the
+        // leaves, a static evaluation so far above beta that a few plies are unlikely to bring
+        // it down fails high at once. Under the null move's conditions (no four to answer, no
+        // open four or four-three for the opponent, no mate bound), which keep the threats a
+        // static evaluation cannot see to the search (docs/engine.md, "Changes accepted by
+        // SPRT").
+        if !pv_node
+            && !forced
+            && depth <= RFP_DEPTH
+            && self.pos.count(opp, C_FLEX4) + self.pos.count(opp, C_FOUR_THREE) == 0
+            && !beta.is_mate()
+        {
+            let e = self.evaluate();
+            if e.get() - RFP_MARGIN * depth >= beta.get() {
+                return e;
             }
         }
 
