@@ -303,11 +303,11 @@ mod tests {
             ratings,
             [
                 ("beginner", Some(1200.0)),
-                ("casual", Some(1404.0)),
-                ("club", Some(1662.0)),
-                ("strong", Some(1859.0)),
-                ("master", Some(2164.0)),
-                ("classic", Some(1140.0)),
+                ("casual", Some(1441.0)),
+                ("club", Some(1736.0)),
+                ("strong", Some(2030.0)),
+                ("master", Some(2370.0)),
+                ("classic", Some(1146.0)),
             ]
         );
         assert_eq!(c.ratings.min_games, 5);

@@ -510,13 +510,13 @@ mod tests {
         assert_eq!(
             s.changes.x,
             Change {
-                before: 1662,
-                after: 1662,
+                before: 1736,
+                after: 1736,
                 delta: 0
             }
         );
         assert!(s.changes.o.delta > 0);
         assert_eq!(s.rows.len(), 1);
-        assert_eq!(r.bot("club"), Some(1662.0));
+        assert_eq!(r.bot("club"), Some(1736.0));
     }
 }
