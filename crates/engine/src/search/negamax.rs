@@ -432,36 +432,29 @@ impl Run<'_> {
             }
         }
 
+        // The static evaluation may cut this node (reverse futility, null move) only where it
+        // can see the threats that matter: not facing a four, the opponent without a threat
+        // that wins in two moves (an open-four or four-three square), which a shallow search
+        // could miss, and beta not a mate score. Evaluated once for both.
+        let static_eval = (!pv_node
+            && !forced
+            && self.pos.count(opp, C_FLEX4) + self.pos.count(opp, C_FOUR_THREE) == 0
+            && !beta.is_mate())
+        .then(|| self.evaluate());
+
         // Reverse futility pruning (chessprogramming.org/Reverse_Futility_Pruning): near the
         // leaves, a static evaluation so far above beta that a few plies are unlikely to bring
-        // it down fails high at once. Under the null move's conditions (no four to answer, no
-        // open four or four-three for the opponent, no mate bound), which keep the threats a
-        // static evaluation cannot see to the search (docs/engine.md, "Changes accepted by
-        // SPRT").
-        if !pv_node
-            && !forced
-            && depth <= RFP_DEPTH
-            && self.pos.count(opp, C_FLEX4) + self.pos.count(opp, C_FOUR_THREE) == 0
-            && !beta.is_mate()
-        {
-            let e = self.evaluate();
-            if e.get() - RFP_MARGIN * depth >= beta.get() {
+        // it down fails high at once (docs/engine.md, "Changes accepted by SPRT").
+        if let Some(e) = static_eval {
+            if depth <= RFP_DEPTH && e.get() - RFP_MARGIN * depth >= beta.get() {
                 return e;
             }
         }
 
         // Null-move pruning (chessprogramming.org/Null_Move_Pruning): if passing still holds
-        // beta in a reduced search, a real move will too. Gomoku has no zugzwang, but a pass
-        // is only tried when the opponent has no threat that wins in two moves (an open three,
-        // a four-three), which a shallow search could miss, and once per line.
-        if !pv_node
-            && !forced
-            && depth >= NMP_DEPTH
-            && self.pos.passes() == 0
-            && self.pos.count(opp, C_FLEX4) + self.pos.count(opp, C_FOUR_THREE) == 0
-            && !beta.is_mate()
-            && self.evaluate() >= beta
-        {
+        // beta in a reduced search, a real move will too. Gomoku has no zugzwang; a pass is
+        // tried under the conditions above, and once per line.
+        if static_eval.is_some_and(|e| e >= beta) && depth >= NMP_DEPTH && self.pos.passes() == 0 {
             let r = 2 + depth / 4;
             self.pos.pass();
             let score = -self.negamax(depth - 1 - r, ply + 1, -beta, -beta + 1, false);
