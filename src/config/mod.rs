@@ -206,7 +206,7 @@ mod tests {
         let names: Vec<&str> = c.bots.keys().map(String::as_str).collect();
         assert_eq!(
             names,
-            ["beginner", "casual", "club", "strong", "master", "classic"],
+            ["beginner", "casual", "club", "strong", "expert", "master", "classic"],
             "the file's order: weakest first"
         );
         assert_eq!(
@@ -303,10 +303,11 @@ mod tests {
             ratings,
             [
                 ("beginner", Some(1200.0)),
-                ("casual", Some(1441.0)),
-                ("club", Some(1736.0)),
-                ("strong", Some(2030.0)),
-                ("master", Some(2370.0)),
+                ("casual", Some(1442.0)),
+                ("club", Some(1739.0)),
+                ("strong", Some(2035.0)),
+                ("expert", Some(2225.0)),
+                ("master", Some(2424.0)),
                 ("classic", Some(1146.0)),
             ]
         );
