@@ -264,6 +264,11 @@ mod tests {
         assert_eq!(load.limits.max_rooms, 100_000);
         assert_eq!(load.store.path, ":memory:");
         assert_eq!(load.server.bind.port(), 0);
+        assert_eq!(
+            load.bots.keys().collect::<Vec<_>>(),
+            Config::default().bots.keys().collect::<Vec<_>>(),
+            "the load tests play the shipped levels"
+        );
     }
 
     #[test]
