@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use caro_engine::positions::parse_square;
+use caro_engine::positions::parse_openings;
 use caro_engine::search::{Engine, Limits};
 use caro_engine::{Board, Move, Player, Rule, Rules, Status};
 
@@ -63,17 +63,8 @@ fn play(job: &Job, reused_is_x: bool, reused: &mut Engine) -> u32 {
 
 fn openings(file: &str) -> Vec<Vec<Move>> {
     let path = format!("{}/../../data/openings/{file}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
-        .lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim())
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            l.split_whitespace()
-                .map(|s| parse_square(s).expect("a square"))
-                .collect()
-        })
-        .collect()
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    parse_openings(&text).unwrap_or_else(|e| panic!("{path}:{}: {}", e.line, e.message))
 }
 
 /// Expected score of a player `elo` points stronger.

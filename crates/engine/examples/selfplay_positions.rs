@@ -3,8 +3,10 @@
 //! every searched position labelled with the game's outcome.
 //!
 //! `cargo run --release -p caro-engine --example selfplay_positions -- OUT [games-per-opening]
-//! [nodes] [threads] [seed]` (defaults: 1 game per opening and rule, 20000 nodes, 2 threads,
-//! seed 1). The file is the same for the same arguments, whatever the threads and the load:
+//! [nodes] [threads] [seed] [random-plies] [random-width] [books]` (defaults: 1 game per opening
+//! and rule, 20000 nodes, 2 threads, seed 1, 2 random sane moves among the 5 best-ordered after
+//! the opening, the books `freestyle15.txt,caro15.txt`; a book named `freestyle…` is played
+//! under freestyle, one named `caro…` under caro). The file is the same for the same arguments, whatever the threads and the load:
 //! every move is searched by a fresh engine with a node budget, and game `g` of opening `i`
 //! draws its random moves from seed `seed * 1_000_003 + i * 1_009 + g`.
 //!
@@ -17,23 +19,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use caro_engine::positions::{parse_square, square_name};
+use caro_engine::positions::{parse_openings, square_name};
 use caro_engine::selfplay::{self, Config, Game};
 use caro_engine::{Move, Rule, Rules};
 
 fn openings(file: &str) -> Vec<Vec<Move>> {
     let path = format!("{}/../../data/openings/{file}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{path}: {e}"))
-        .lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim())
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            l.split_whitespace()
-                .map(|s| parse_square(s).expect("a square"))
-                .collect()
-        })
-        .collect()
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    parse_openings(&text).unwrap_or_else(|e| panic!("{path}:{}: {}", e.line, e.message))
 }
 
 struct Job {
@@ -75,21 +68,34 @@ fn main() {
     let nodes = num(20_000);
     let threads = num(2) as usize;
     let seed = num(1);
+    let defaults = Config::default();
+    let random_plies = num(defaults.random_plies as u64) as usize;
+    let random_width = num(defaults.random_width as u64) as usize;
+    let books = args
+        .next()
+        .unwrap_or_else(|| "freestyle15.txt,caro15.txt".to_string());
     let config = Config {
         nodes,
-        ..Config::default()
+        random_plies,
+        random_width,
+        ..defaults
     };
     let mut jobs = Vec::new();
-    for (rule, file) in [
-        (Rule::Freestyle, "freestyle15.txt"),
-        (Rule::Caro, "caro15.txt"),
-    ] {
+    for file in books.split(',') {
+        let rule = if file.starts_with("caro") {
+            Rule::Caro
+        } else if file.starts_with("freestyle") {
+            Rule::Freestyle
+        } else {
+            panic!("{file}: a book's name starts with `freestyle` or `caro`")
+        };
         for (i, opening) in openings(file).into_iter().enumerate() {
+            let i = i as u64;
             for g in 0..games {
                 jobs.push(Job {
                     rule,
                     opening: opening.clone(),
-                    seed: seed * 1_000_003 + i as u64 * 1_009 + g,
+                    seed: seed * 1_000_003 + i * 1_009 + g,
                 });
             }
         }
@@ -119,7 +125,8 @@ fn main() {
         }
     });
     let mut text = format!(
-        "# selfplay_positions: {games} game(s) per opening, {nodes} nodes a move, seed {seed}\n\
+        "# selfplay_positions: {games} game(s) per opening of {books}, {nodes} nodes a move, \
+         seed {seed}, {random_plies} random moves among {random_width}\n\
          # rule | moves | result for the side to move | search score\n"
     );
     for r in results.into_inner().unwrap() {

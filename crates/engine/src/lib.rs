@@ -27,6 +27,7 @@ pub mod positions;
 pub mod rules;
 pub mod search;
 pub mod selfplay;
+pub mod spsa;
 pub mod texel;
 pub mod zobrist;
 

@@ -70,6 +70,27 @@ pub fn parse_square(s: &str) -> Option<Move> {
     Some(Move::new(col as u8 - b'a', row.checked_sub(1)?))
 }
 
+/// Parses an opening book (`data/openings/*.txt`): one opening a line, its squares from the
+/// empty board (`h8 i9 j8`), `#` comments. The line number of the first square that does not
+/// parse is the error.
+pub fn parse_openings(text: &str) -> Result<Vec<Vec<Move>>, ParseError> {
+    text.lines()
+        .enumerate()
+        .map(|(n, l)| (n, l.split('#').next().unwrap_or("").trim()))
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(n, l)| {
+            l.split_whitespace()
+                .map(|s| {
+                    parse_square(s).ok_or_else(|| ParseError {
+                        line: n + 1,
+                        message: format!("not a square: {s:?}"),
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Writes a square like `h8`.
 pub fn square_name(mv: Move) -> String {
     format!("{}{}", (b'a' + mv.x) as char, mv.y + 1)
@@ -210,6 +231,25 @@ mod tests {
         assert_eq!(parse_square("a15"), Some(Move::new(0, 14)));
         assert_eq!(parse_square("a0"), None);
         assert_eq!(square_name(Move::new(7, 7)), "h8");
+    }
+
+    #[test]
+    fn opening_books() {
+        let text = "# a book\nh8 i9 j8  # judge +64\n\n  g7\n";
+        assert_eq!(
+            parse_openings(text),
+            Ok(vec![
+                vec![Move::new(7, 7), Move::new(8, 8), Move::new(9, 7)],
+                vec![Move::new(6, 6)]
+            ])
+        );
+        let bad = parse_openings("h8\nh8 zz\n").unwrap_err();
+        assert_eq!(
+            (bad.line, bad.message.as_str()),
+            (2, "not a square: \"zz\"")
+        );
+        let book = include_str!("../../../data/openings/freestyle15-v3.txt");
+        assert_eq!(parse_openings(book).map(|b| b.len()), Ok(40));
     }
 
     #[test]

@@ -117,6 +117,50 @@ pub fn play(rules: Rules, opening: &[Move], config: &Config, seed: u64) -> Game 
     }
 }
 
+/// Plays one game from `opening` under `rules` between two engines, `engines[0]` as X, each
+/// searching within `limits` a move and keeping its tables through the game (as `pbrain-caro`
+/// does); `seed` draws `random_plies` random sane moves among the `random_width` best-ordered
+/// after the opening, so that games of one opening differ. The engines are cleared first. Returns
+/// how the game ended (a win, or a draw on a full board).
+///
+/// # Panics
+/// If the opening is not a legal sequence of moves under `rules`.
+pub fn duel(
+    rules: Rules,
+    opening: &[Move],
+    engines: [&mut Engine; 2],
+    limits: &Limits,
+    random: (usize, usize),
+    seed: u64,
+) -> Status {
+    let mut board = Board::from_moves(rules, opening).expect("a legal opening");
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let stop = AtomicBool::new(false);
+    let [x, o] = engines;
+    x.clear();
+    o.clear();
+    let (mut random_left, width) = random;
+    while board.status() == Status::Ongoing {
+        let engine = if board.moves().len() % 2 == 0 {
+            &mut *x
+        } else {
+            &mut *o
+        };
+        let mv = if random_left > 0 {
+            random_left -= 1;
+            let sane = engine.sane_candidates(&board, width.max(1));
+            sane[rng.random_range(0..sane.len())]
+        } else {
+            engine
+                .search(&board, limits, &stop, &mut |_| {})
+                .expect("an ongoing game has a move")
+                .best
+        };
+        board.try_play(mv).expect("the engine plays legal moves");
+    }
+    board.status()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +202,40 @@ mod tests {
         let last = Board::from_moves(rules, &g.moves).unwrap();
         assert_eq!(last.status(), g.status);
         assert!([0.0, 0.5, 1.0].contains(&g.result_for_x()));
+    }
+
+    #[test]
+    fn a_duel_is_the_selfplay_game_when_both_engines_are_alike() {
+        // The same engine on both sides with the same inputs plays the same game twice; with
+        // X's threat terms at zero and O's as built, the games differ (the weights are each
+        // engine's own).
+        let rules = Rules::caro(15, 15, Rule::Freestyle).unwrap();
+        let opening = [Move::new(7, 7), Move::new(8, 7)];
+        let limits = Limits {
+            max_depth: 64,
+            time: None,
+            time_max: None,
+            nodes: Some(3_000),
+        };
+        let (mut a, mut b) = (Engine::new(1), Engine::new(1));
+        let first = duel(rules, &opening, [&mut a, &mut b], &limits, (2, 5), 3);
+        assert!(matches!(first, Status::Won(_) | Status::Draw));
+        assert_eq!(
+            duel(rules, &opening, [&mut a, &mut b], &limits, (2, 5), 3),
+            first
+        );
+        let mut flat = *crate::search::weights::Weights::built();
+        flat.level = [0, 1, 1, 1, 1, 1, 1, 1, 1, 1000];
+        flat.eval_class = [0; 8];
+        a.set_weights(&flat);
+        // Flat levels cannot tell a three from a one: the built weights win with either colour.
+        assert_eq!(
+            duel(rules, &opening, [&mut a, &mut b], &limits, (0, 1), 0),
+            Status::Won(Player::O)
+        );
+        assert_eq!(
+            duel(rules, &opening, [&mut b, &mut a], &limits, (0, 1), 0),
+            Status::Won(Player::X)
+        );
     }
 }

@@ -91,13 +91,15 @@ pub fn to_vector(w: &Weights) -> [i32; FEATURES] {
     v
 }
 
-/// The weights of a vector in [`Sample::counts`] order.
+/// The weights of a vector in [`Sample::counts`] order, with the built weights' threat terms
+/// (which are no features: [`Sample::offset`]).
 pub fn from_vector(v: &[i32; FEATURES]) -> Weights {
     let mut w = Weights {
         level: [0; LEVELS],
         class: [0; CLASSES],
         eval_class: [0; CLASSES],
         eval_class_opp: [0; CLASSES],
+        bonus: Weights::built().bonus,
     };
     w.level.copy_from_slice(&v[..LEVELS]);
     w.class.copy_from_slice(&v[LEVELS..EVAL_CLASS]);

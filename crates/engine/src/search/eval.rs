@@ -21,22 +21,24 @@ impl Run<'_> {
 
 /// The evaluation's terms beyond the cell values, for the side to move: a winning threat on
 /// the move, or two open-four squares of the opponent with no four to answer them. (Not tuned:
-/// the tuner keeps out positions where they apply, see `texel`, except the double three.)
+/// the tuner keeps out positions where they apply, see `texel`, except the double three.) The
+/// four values are the weights' `bonus` ([`Weights::bonus`](super::weights::Weights::bonus)).
 pub fn threat_bonus(p: &Position) -> i32 {
     let me = p.side();
     let opp = 1 - me;
+    let [flex4, four_three, three_three, facing_flex4] = *p.bonus();
     let mut s = 0;
     if p.count(me, C_FLEX4) > 0 {
-        s += 3000;
+        s += flex4;
     } else if p.count(me, C_FOUR_THREE) > 0 {
-        s += 1500;
+        s += four_three;
     } else if p.count(me, C_THREE_THREE) > 0
         && p.count(opp, C_FOUR) + p.count(opp, C_FOUR_THREE) + p.count(opp, C_FLEX4) == 0
     {
-        s += 800;
+        s += three_three;
     }
     if p.count(opp, C_FLEX4) > 1 && p.count(me, C_FOUR) + p.count(me, C_FOUR_THREE) == 0 {
-        s -= 800;
+        s -= facing_flex4;
     }
     s
 }

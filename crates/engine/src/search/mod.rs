@@ -148,6 +148,13 @@ impl Engine {
         self.searcher.set_threads(threads);
     }
 
+    /// Evaluates with `weights` from now on instead of the built-in ones (`search/weights.txt`):
+    /// for tuning by play (`spsa`), which pits engines with different weights against each
+    /// other in one process.
+    pub fn set_weights(&mut self, weights: &weights::Weights) {
+        self.searcher.set_weights(weights);
+    }
+
     /// The number of search threads (see [`Engine::set_threads`]).
     pub fn threads(&self) -> usize {
         self.searcher.threads()

@@ -21,11 +21,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::ordering::{pick, History};
-use super::position::{Position, C_FLEX4, C_FOUR_THREE, C_WIN};
+use std::sync::Arc;
+
+use super::position::{Position, Tables, C_FLEX4, C_FOUR_THREE, C_WIN};
 use super::smp::Shared;
 use super::threats;
 use super::tt::{self, Bound, Table};
 use super::vct::Dfpn;
+use super::weights::Weights;
 use super::{Limits, Score, SearchInfo, SearchResult};
 use crate::{Board, Move, Status};
 
@@ -89,6 +92,8 @@ pub struct Searcher {
     /// same stones threaten (and a move cached as a padded index means another cell on another
     /// width), so a search on another size starts them afresh.
     dfpn_board: Option<(u8, u8)>,
+    /// What positions evaluate with (the built-in weights unless [`Searcher::set_weights`]).
+    pub(super) tables: Arc<Tables>,
 }
 
 /// What one search thread keeps for itself: move ordering statistics (history, killers), the
@@ -181,7 +186,13 @@ impl Searcher {
             helpers: Vec::new(),
             dfpn: Dfpn::new(dfpn_log2(tt_mb)),
             dfpn_board: None,
+            tables: Tables::built(),
         }
+    }
+
+    /// Evaluates with `weights` from now on (instead of the built-in ones).
+    pub fn set_weights(&mut self, weights: &Weights) {
+        self.tables = Arc::new(Tables::new(weights));
     }
 
     /// Forgets the transposition table and the ordering statistics.
@@ -232,6 +243,7 @@ impl Searcher {
             None,
             0,
             board,
+            &self.tables,
             limits,
             stop,
         )
@@ -292,10 +304,11 @@ impl<'a> Run<'a> {
         shared: Option<&'a Shared>,
         thread: usize,
         board: &Board,
+        tables: &Arc<Tables>,
         limits: &Limits,
         stop: &'a AtomicBool,
     ) -> Run<'a> {
-        let pos = Position::new(board);
+        let pos = Position::with_tables(board, tables.clone());
         let start = Instant::now();
         Run {
             small: pos.size() <= 25,

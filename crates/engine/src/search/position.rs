@@ -10,7 +10,7 @@
 //!
 //! It never allocates after construction: play and undo only write into fixed arrays.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::game::PAD;
 use crate::rules::caro::{self, End};
@@ -18,7 +18,7 @@ use crate::rules::Rule;
 use crate::{zobrist, Board, Move, Player};
 
 use super::pattern::{self, Level, Table, B4, F3, F4, F5, RADIUS};
-use super::weights::Weights;
+use super::weights::{Weights, BONUSES};
 
 /// The combined threat a stone on a cell would make for one player, strongest last.
 pub type Class = u8;
@@ -79,26 +79,49 @@ fn combine_slow(levels: [Level; 4], w: &Weights) -> (Class, i32) {
     (class, value + w.class[class as usize])
 }
 
-/// [`combine_slow`] for every combination of four levels (10^4 entries, 40 KB), built once
-/// with the built-in [`Weights`] (the values are the `level` and `class` tables of
-/// `search/weights.txt`, formerly constants here: Rapfi-like shape scores, hand-tuned).
-fn combine_table() -> &'static [(Class, i32)] {
-    static TABLE: OnceLock<Vec<(Class, i32)>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        (0..10_000)
-            .map(|n: u32| {
-                let l = |d: u32| ((n / 10u32.pow(d)) % 10) as Level;
-                combine_slow([l(3), l(2), l(1), l(0)], Weights::built())
-            })
-            .collect()
-    })
+/// What a position evaluates with, made from [`Weights`] once: the class and value of every
+/// combination of four levels ([`combine_slow`] for each, 10^4 entries, 80 KB), the
+/// evaluation's class terms and its threat terms. Shared by every position of an engine (an
+/// [`Arc`]); the built weights' are made once per process ([`Tables::built`]).
+#[derive(Clone, Debug)]
+pub struct Tables {
+    combos: Box<[(Class, i32)]>,
+    /// The evaluation's own value of a cell's class: the side to move's
+    /// ([`Weights::eval_class`]) and the opponent's ([`Weights::eval_class_opp`]).
+    eval_class: [[i32; CLASSES]; 2],
+    bonus: [i32; BONUSES],
 }
 
-/// Weight of direction `d`'s level in an index of [`combine_table`]: the four levels are the
+impl Tables {
+    /// The tables of weights `w`.
+    pub fn new(w: &Weights) -> Tables {
+        let combos = (0..10_000)
+            .map(|n: u32| {
+                let l = |d: u32| ((n / 10u32.pow(d)) % 10) as Level;
+                combine_slow([l(3), l(2), l(1), l(0)], w)
+            })
+            .collect();
+        Tables {
+            combos,
+            eval_class: [w.eval_class, w.eval_class_opp],
+            bonus: w.bonus,
+        }
+    }
+
+    /// The tables of the built-in weights (`search/weights.txt`), made on first use.
+    pub fn built() -> Arc<Tables> {
+        static BUILT: OnceLock<Arc<Tables>> = OnceLock::new();
+        BUILT
+            .get_or_init(|| Arc::new(Tables::new(Weights::built())))
+            .clone()
+    }
+}
+
+/// Weight of direction `d`'s level in an index of [`Tables`]' combinations: the four levels are the
 /// decimal digits of the index, so one direction's change is one addition.
 const DIGIT: [u16; 4] = [1000, 100, 10, 1];
 
-/// The [`combine_table`] index of player `p`'s levels in the four `lines` pairs.
+/// The index in [`Tables`]' combinations of player `p`'s levels in the four `lines` pairs.
 #[inline]
 fn combine_index(lines: [u16; 4], p: usize) -> u16 {
     (0..4)
@@ -136,10 +159,8 @@ pub struct Position {
     stride: usize,
     dirs: [usize; 4],
     table: &'static Table,
-    combos: &'static [(Class, i32)],
-    /// The evaluation's own value of a cell's class: the side to move's
-    /// ([`Weights::eval_class`]) and the opponent's ([`Weights::eval_class_opp`]).
-    eval_class: [[i32; CLASSES]; 2],
+    /// The weights' tables (class and value per combination of levels, the evaluation's terms).
+    tables: Arc<Tables>,
     /// 0 empty, 1 X, 2 O, 3 wall.
     cells: Box<[u8]>,
     state: Box<[CellState]>,
@@ -219,8 +240,13 @@ struct Saved {
 }
 
 impl Position {
-    /// The position of `board`, side to move included.
+    /// The position of `board`, side to move included, evaluated with the built-in weights.
     pub fn new(board: &Board) -> Position {
+        Position::with_tables(board, Tables::built())
+    }
+
+    /// The position of `board`, evaluated with `tables`.
+    pub fn with_tables(board: &Board, tables: Arc<Tables>) -> Position {
         let rules = board.rules();
         let (width, height) = (rules.width() as usize, rules.height() as usize);
         let stride = board.stride();
@@ -246,8 +272,7 @@ impl Position {
             stride,
             dirs: board.directions(),
             table: pattern::table(rules.rule(), rules.win_length()),
-            combos: combine_table(),
-            eval_class: [Weights::built().eval_class, Weights::built().eval_class_opp],
+            tables,
             cells: board.cells().iter().map(|&c| c as u8).collect(),
             state: vec![CellState::default(); len].into_boxed_slice(),
             rows: vec![0; height],
@@ -479,7 +504,7 @@ impl Position {
     #[inline]
     pub fn class_terms(&self) -> i32 {
         let me = self.side();
-        let [mine, theirs] = &self.eval_class;
+        let [mine, theirs] = &self.tables.eval_class;
         (0..CLASSES)
             .map(|c| {
                 mine[c] * self.counts[me][c] as i32 - theirs[c] * self.counts[1 - me][c] as i32
@@ -490,7 +515,13 @@ impl Position {
     /// Evaluates with other class terms than the built weights' (the tuner's tests).
     #[cfg(test)]
     pub(crate) fn set_eval_class(&mut self, mine: [i32; CLASSES], theirs: [i32; CLASSES]) {
-        self.eval_class = [mine, theirs];
+        Arc::make_mut(&mut self.tables).eval_class = [mine, theirs];
+    }
+
+    /// The evaluation's threat terms ([`Weights::bonus`]).
+    #[inline]
+    pub fn bonus(&self) -> &[i32; BONUSES] {
+        &self.tables.bonus
     }
 
     /// The sum of cell values for player `p`.
@@ -604,7 +635,7 @@ impl Position {
         let new = (self.table.pair(key) >> (8 * p)) & 0xFF;
         let old = (st.lines[d] >> (8 * p)) & 0xFF;
         let combo = st.combo[p] + DIGIT[d] * new - DIGIT[d] * old;
-        self.combos[combo as usize].0
+        self.tables.combos[combo as usize].0
     }
 
     /// Whether a stone of `by` on empty cell `c` would leave player `p` some empty cell of class
@@ -787,10 +818,10 @@ impl Position {
             let (n, o) = ((new >> (8 * p)) & 0xFF, (old >> (8 * p)) & 0xFF);
             let combo = st.combo[p] + DIGIT[d] * n - DIGIT[d] * o;
             st.combo[p] = combo;
-            debug_assert!((combo as usize) < self.combos.len());
+            debug_assert!((combo as usize) < self.tables.combos.len());
             // SAFETY: levels are below 10, so a combination index is below 10^4, the
             // table's length.
-            let (class, value) = unsafe { *self.combos.get_unchecked(combo as usize) };
+            let (class, value) = unsafe { *self.tables.combos.get_unchecked(combo as usize) };
             self.total[p] += value - st.value[p];
             st.value[p] = value;
             self.counts[p][st.class[p] as usize & (CLASSES - 1)] -= 1;
@@ -818,7 +849,7 @@ impl Position {
         }
         for p in 0..2 {
             let combo = combine_index(st.lines, p);
-            let (class, value) = self.combos[combo as usize];
+            let (class, value) = self.tables.combos[combo as usize];
             st.combo[p] = combo;
             st.class[p] = class;
             st.value[p] = value;

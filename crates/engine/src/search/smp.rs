@@ -73,8 +73,10 @@ impl Searcher {
             main,
             helpers,
             dfpn,
+            tables,
             ..
         } = self;
+        let tables = &*tables;
         let tt = &*tt;
         let shared = &shared;
         std::thread::scope(|scope| {
@@ -83,8 +85,17 @@ impl Searcher {
                 .enumerate()
                 .map(|(i, stack)| {
                     scope.spawn(move || {
-                        let mut run =
-                            Run::new(stack, tt, None, Some(shared), i + 1, board, limits, stop);
+                        let mut run = Run::new(
+                            stack,
+                            tt,
+                            None,
+                            Some(shared),
+                            i + 1,
+                            board,
+                            tables,
+                            limits,
+                            stop,
+                        );
                         run.iterate_helper(limits);
                         run.nodes
                     })
@@ -93,7 +104,17 @@ impl Searcher {
             // Raised however the main thread leaves (a panic too), so the scope's join of the
             // helpers never waits for searches nobody will use.
             let over = DoneOnDrop(&shared.done);
-            let mut run = Run::new(main, tt, Some(dfpn), Some(shared), 0, board, limits, stop);
+            let mut run = Run::new(
+                main,
+                tt,
+                Some(dfpn),
+                Some(shared),
+                0,
+                board,
+                tables,
+                limits,
+                stop,
+            );
             let mut best = run.iterate(limits, info);
             drop(over);
             let mut nodes = run.nodes;

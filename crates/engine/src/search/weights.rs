@@ -36,14 +36,26 @@ pub struct Weights {
     /// moves next (he can use it first). Optional in the file: without it, `eval_class`, and
     /// the term is symmetric.
     pub eval_class_opp: [i32; CLASSES],
+    /// The evaluation's threat terms ([`threat_bonus`](super::eval::threat_bonus)): for the
+    /// side to move's open-four (or double-four) square, its four-three square, its double
+    /// three that the opponent cannot answer with a four, and (subtracted) two open-four squares
+    /// of the opponent with no four to answer them. Optional in the file
+    /// ([`DEFAULT_BONUS`], the values they had as constants).
+    pub bonus: [i32; BONUSES],
 }
+
+/// Number of threat terms ([`Weights::bonus`]).
+pub const BONUSES: usize = 4;
+
+/// The threat terms of a file without a `bonus` line.
+pub const DEFAULT_BONUS: [i32; BONUSES] = [3000, 1500, 800, 800];
 
 /// Why a weights file does not parse.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ParseError {
     /// A line names no known table.
     #[error(
-        "line {line}: unknown key {key:?} (expected `level`, `class`, `eval_class` or `eval_class_opp`)"
+        "line {line}: unknown key {key:?} (expected `level`, `class`, `eval_class`, `eval_class_opp` or `bonus`)"
     )]
     UnknownKey {
         /// 1-based line number.
@@ -85,11 +97,12 @@ fn values<const N: usize>(
 
 impl Weights {
     /// Parses the weights file format: `#` comments, blank lines, and one line each of
-    /// `level v0 .. v9` and `class v0 .. v7`, and at most one each of `eval_class v0 .. v7` and
-    /// `eval_class_opp v0 .. v7`.
+    /// `level v0 .. v9` and `class v0 .. v7`, and at most one each of `eval_class v0 .. v7`,
+    /// `eval_class_opp v0 .. v7` and `bonus v0 .. v3`.
     pub fn parse(text: &str) -> Result<Weights, ParseError> {
         let (mut level, mut class, mut eval_class, mut eval_opp) = (None, None, None, None);
         let (mut n_level, mut n_class, mut n_eval, mut n_opp) = (0, 0, 0, 0);
+        let (mut bonus, mut n_bonus) = (None, 0);
         for (n, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("");
             let mut words = line.split_whitespace();
@@ -111,6 +124,10 @@ impl Weights {
                     eval_opp = Some(values::<CLASSES>(words, n + 1, "eval_class_opp")?);
                     n_opp += 1;
                 }
+                Some("bonus") => {
+                    bonus = Some(values::<BONUSES>(words, n + 1, "bonus")?);
+                    n_bonus += 1;
+                }
                 Some(key) => {
                     return Err(ParseError::UnknownKey {
                         line: n + 1,
@@ -121,7 +138,7 @@ impl Weights {
         }
         match (level, class) {
             (Some(level), Some(class))
-                if n_level == 1 && n_class == 1 && n_eval <= 1 && n_opp <= 1 =>
+                if n_level == 1 && n_class == 1 && n_eval <= 1 && n_opp <= 1 && n_bonus <= 1 =>
             {
                 let eval_class = eval_class.unwrap_or([0; CLASSES]);
                 Ok(Weights {
@@ -129,12 +146,14 @@ impl Weights {
                     class,
                     eval_class,
                     eval_class_opp: eval_opp.unwrap_or(eval_class),
+                    bonus: bonus.unwrap_or(DEFAULT_BONUS),
                 })
             }
             _ if n_level != 1 => Err(ParseError::Count("level")),
             _ if n_class != 1 => Err(ParseError::Count("class")),
             _ if n_eval > 1 => Err(ParseError::Count("eval_class")),
-            _ => Err(ParseError::Count("eval_class_opp")),
+            _ if n_opp > 1 => Err(ParseError::Count("eval_class_opp")),
+            _ => Err(ParseError::Count("bonus")),
         }
     }
 
@@ -143,11 +162,12 @@ impl Weights {
     pub fn to_text(&self) -> String {
         let join = |v: &[i32]| v.iter().map(i32::to_string).collect::<Vec<_>>().join(" ");
         format!(
-            "level {}\nclass {}\neval_class {}\neval_class_opp {}\n",
+            "level {}\nclass {}\neval_class {}\neval_class_opp {}\nbonus {}\n",
             join(&self.level),
             join(&self.class),
             join(&self.eval_class),
-            join(&self.eval_class_opp)
+            join(&self.eval_class_opp),
+            join(&self.bonus)
         )
     }
 
@@ -169,6 +189,7 @@ mod tests {
             class: [0, 1, 0, 7, 150, 300, 400, 2000],
             eval_class: [0, 5, -3, 0, 0, 0, 0, 0],
             eval_class_opp: [0, 2, 9, 0, 1, 0, 0, 0],
+            bonus: [2900, 1400, 700, 810],
         };
         assert_eq!(Weights::parse(&w.to_text()), Ok(w));
         assert_eq!(
@@ -218,5 +239,18 @@ mod tests {
         let w = Weights::parse(&mine).unwrap();
         assert_eq!(w.eval_class_opp, [0, 1, 2, 3, 4, 0, 0, 0]);
         assert_eq!(w.eval_class_opp, w.eval_class);
+        // Without a `bonus` line, the terms the evaluation had as constants; a second one is
+        // refused.
+        assert_eq!(w.bonus, DEFAULT_BONUS);
+        let twice = format!("{one}bonus 1 2 3 4\nbonus 1 2 3 4\n");
+        assert_eq!(Weights::parse(&twice), Err(ParseError::Count("bonus")));
+        assert_eq!(
+            Weights::parse(&format!("{one}bonus 1 2 3\n")),
+            Err(ParseError::BadValues {
+                line: 3,
+                key: "bonus",
+                expected: BONUSES
+            })
+        );
     }
 }
