@@ -80,7 +80,7 @@ fn combine_slow(levels: [Level; 4], w: &Weights) -> (Class, i32) {
 }
 
 /// What a position evaluates with, made from [`Weights`] once: the class and value of every
-/// combination of four levels ([`combine_slow`] for each, 10^4 entries, 80 KB), the
+/// combination of four levels (`combine_slow` for each, 10^4 entries, 80 KB), the
 /// evaluation's class terms and its threat terms. Shared by every position of an engine (an
 /// [`Arc`]); the built weights' are made once per process ([`Tables::built`]).
 #[derive(Clone, Debug)]
