@@ -3,17 +3,19 @@
 //! weights move toward what wins.
 //!
 //! `cargo run --release -p caro-engine --example spsa -- OUT [iterations] [ms-per-move]
-//! [threads] [seed] [r-end] [books]` (defaults: 6000 game pairs, 20 ms a move, 2 threads,
-//! seed 1, r_end 0.005, the books `freestyle15-v3.txt,freestyle15-v2.txt,freestyle15.txt,
-//! caro15.txt`). A book named `caro…` is played under caro, the others under freestyle.
+//! [threads] [seed] [r-end] [space] [books]` (defaults: 6000 game pairs, 20 ms a move, 2
+//! threads, seed 1, r_end 0.005, space `eval`, the books `freestyle15-v3.txt,
+//! freestyle15-v2.txt,freestyle15.txt,caro15.txt`). The space is what is tuned: `eval` the
+//! evaluation's weights (`spsa::params`), `search` the search's numbers (`spsa::search_params`),
+//! `both`. A book named `caro…` is played under caro, the others under freestyle.
 //!
 //! Each iteration `k` draws the perturbation's signs, an opening and two random sane moves
 //! after it from `seed` and `k`, and plays the opening twice, the `+` weights as X and then as
 //! O, each engine keeping its tables through a game (as `pbrain-caro` does). The moves are
 //! timed, so a run is not reproducible move for move (nor is the order in which the threads'
 //! results arrive); run it on an otherwise idle machine. Every 250 iterations the current
-//! weights are written to OUT (a `search/weights.txt` file) and a line of progress to stderr,
-//! so a run can be stopped at any time.
+//! weights are written to OUT (a `search/weights.txt` file, with the search's numbers as `#`
+//! comments after them) and a line of progress to stderr, so a run can be stopped at any time.
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +26,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use caro_engine::positions::parse_openings;
+use caro_engine::search::params::SearchParams;
 use caro_engine::search::weights::Weights;
 use caro_engine::search::{Engine, Limits};
 use caro_engine::selfplay;
@@ -36,8 +39,8 @@ fn book(file: &str) -> Vec<Vec<Move>> {
     parse_openings(&text).unwrap_or_else(|e| panic!("{path}:{}: {}", e.line, e.message))
 }
 
-/// The weights file: what made it, then the numbers.
-fn weights_file(w: &Weights, spsa: &Spsa, done: u64, how: &str) -> String {
+/// The weights file: what made it, the numbers, then the search's numbers as comments.
+fn weights_file(w: &Weights, sp: &SearchParams, spsa: &Spsa, done: u64, how: &str) -> String {
     let mut text = format!(
         "# The pattern evaluation's weights (docs/engine.md, \"Texel tuning\" and \"Tuning by \
          play: SPSA\").\n# Built into the engine with include_str! (search::weights).\n\
@@ -51,14 +54,55 @@ fn weights_file(w: &Weights, spsa: &Spsa, done: u64, how: &str) -> String {
         spsa.iterations
     );
     text.push_str(&w.to_text());
+    let _ = writeln!(text, "# search: {sp:?}");
     text
+}
+
+/// What is tuned: the evaluation's weights, the search's numbers, or both (their parameters in
+/// that order).
+#[derive(Clone, Copy)]
+struct Space {
+    eval: bool,
+    search: bool,
+}
+
+impl Space {
+    fn params(self, w: &Weights, sp: &SearchParams, r_end: f64) -> Vec<spsa::Param> {
+        let mut p = Vec::new();
+        if self.eval {
+            p.extend(spsa::params(w, r_end));
+        }
+        if self.search {
+            p.extend(spsa::search_params(sp, r_end));
+        }
+        p
+    }
+
+    fn apply(self, w: &Weights, sp: &SearchParams, values: &[f64]) -> (Weights, SearchParams) {
+        let n = if self.eval {
+            spsa::params(w, 0.0).len()
+        } else {
+            0
+        };
+        let weights = if self.eval {
+            spsa::apply(w, &values[..n])
+        } else {
+            *w
+        };
+        let search = if self.search {
+            spsa::apply_search(&values[n..])
+        } else {
+            *sp
+        };
+        (weights, search)
+    }
 }
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let out = args
-        .next()
-        .expect("usage: spsa OUT [iterations] [ms-per-move] [threads] [seed] [r-end] [books]");
+    let out = args.next().expect(
+        "usage: spsa OUT [iterations] [ms-per-move] [threads] [seed] [r-end] [space] [books]",
+    );
     let mut num = |default: f64| {
         args.next()
             .map_or(default, |s| s.parse().expect("a number"))
@@ -68,6 +112,21 @@ fn main() {
     let threads = num(2.0) as usize;
     let seed = num(1.0) as u64;
     let r_end = num(0.005);
+    let space = match args.next().as_deref().unwrap_or("eval") {
+        "eval" => Space {
+            eval: true,
+            search: false,
+        },
+        "search" => Space {
+            eval: false,
+            search: true,
+        },
+        "both" => Space {
+            eval: true,
+            search: true,
+        },
+        other => panic!("space: `eval`, `search` or `both`, not {other:?}"),
+    };
     let books = args.next().unwrap_or_else(|| {
         "freestyle15-v3.txt,freestyle15-v2.txt,freestyle15.txt,caro15.txt".to_string()
     });
@@ -83,9 +142,14 @@ fn main() {
         })
         .collect();
     let start_weights = *Weights::built();
-    let spsa = Mutex::new(Spsa::new(spsa::params(&start_weights, r_end), iterations));
+    let start_search = SearchParams::default();
+    let spsa = Mutex::new(Spsa::new(
+        space.params(&start_weights, &start_search, r_end),
+        iterations,
+    ));
     let how = format!(
-        "{ms} ms a move, r_end {r_end}, seed {seed}, {} openings of {books}, from the built weights",
+        "{ms} ms a move, r_end {r_end}, seed {seed}, {} openings of {books}, from the built \
+         weights and the default search numbers",
         openings.len()
     );
     eprintln!("spsa: {iterations} pairs, {how}");
@@ -116,8 +180,11 @@ fn main() {
                         let (hi, lo) = s.perturb(k, &signs);
                         (signs, hi, lo)
                     };
-                    plus_engine.set_weights(&spsa::apply(&start_weights, &hi));
-                    minus_engine.set_weights(&spsa::apply(&start_weights, &lo));
+                    for (engine, values) in [(&mut plus_engine, &hi), (&mut minus_engine, &lo)] {
+                        let (w, sp) = space.apply(&start_weights, &start_search, values);
+                        engine.set_weights(&w);
+                        engine.set_search_params(&sp);
+                    }
                     let (rule, opening) = &openings[rng.random_range(0..openings.len())];
                     let rules = Rules::caro(15, 15, *rule).expect("15x15");
                     let game_seed = rng.random();
@@ -143,7 +210,7 @@ fn main() {
                     t.1 += 2;
                     let done = t.1 / 2;
                     if done % 250 == 0 || done == iterations {
-                        let w = spsa::apply(&start_weights, &s.values());
+                        let (w, sp) = space.apply(&start_weights, &start_search, &s.values());
                         let mut line = format!(
                             "{done}/{iterations} pairs, {:.0} s, + side {:.3}:",
                             started.elapsed().as_secs_f64(),
@@ -153,7 +220,7 @@ fn main() {
                             let _ = write!(line, " {}={:.1}", p.name, p.value);
                         }
                         eprintln!("{line}");
-                        std::fs::write(&out, weights_file(&w, &s, done, &how))
+                        std::fs::write(&out, weights_file(&w, &sp, &s, done, &how))
                             .unwrap_or_else(|e| panic!("{out}: {e}"));
                     }
                 }

@@ -17,6 +17,7 @@
 //! `c_end` and learning rate `r_end = a_end / c_end^2`. A step moves each parameter by
 //! `a_k / c_k * result * sign` and clamps it to its range.
 
+use crate::search::params::SearchParams;
 use crate::search::position::CLASSES;
 use crate::search::weights::{Weights, BONUSES, LEVELS};
 
@@ -206,6 +207,58 @@ pub fn apply(w: &Weights, values: &[f64]) -> Weights {
     out
 }
 
+/// The search's numbers that are tuned ([`SearchParams`], all of them), with their
+/// perturbations and ranges. Whole numbers are tuned as real numbers and rounded when used.
+pub fn search_params(sp: &SearchParams, r_end: f64) -> Vec<Param> {
+    let p = |name: &str, value: f64, c_end: f64, min: f64, max: f64| Param {
+        name: name.to_string(),
+        value,
+        c_end,
+        r_end,
+        min,
+        max,
+    };
+    vec![
+        p("lmr_k", sp.lmr_k as f64, 0.06, 0.2, 1.5),
+        p("lmr_base", sp.lmr_base as f64, 0.1, 0.0, 2.0),
+        p("lmp_base", sp.lmp_base as f64, 0.6, 1.0, 10.0),
+        p("lmp_quarters", sp.lmp_quarters as f64, 1.0, 2.0, 24.0),
+        p("nmp_depth", sp.nmp_depth as f64, 0.5, 2.0, 6.0),
+        p("nmp_base", sp.nmp_base as f64, 0.5, 1.0, 5.0),
+        p("nmp_div", sp.nmp_div as f64, 0.7, 2.0, 10.0),
+        p("rfp_depth", sp.rfp_depth as f64, 0.5, 1.0, 6.0),
+        p("rfp_margin", sp.rfp_margin as f64, 20.0, 50.0, 600.0),
+        p("tactical", sp.tactical as f64, 30.0, 100.0, 1000.0),
+        p("defence", sp.defence as f64, 1.5, 5.0, 30.0),
+        p("killer0", sp.killers[0] as f64, 25.0, 0.0, 1000.0),
+        p("killer1", sp.killers[1] as f64, 25.0, 0.0, 1000.0),
+        p("aspiration", sp.aspiration as f64, 15.0, 30.0, 600.0),
+        p("vct_sixteenths", sp.vct_sixteenths as f64, 0.8, 1.0, 14.0),
+    ]
+}
+
+/// The search's numbers of `values` (in [`search_params`] order), whole ones rounded.
+pub fn apply_search(values: &[f64]) -> SearchParams {
+    assert_eq!(values.len(), 15, "one value per parameter");
+    let int = |i: usize| values[i].round() as i32;
+    SearchParams {
+        lmr_k: values[0] as f32,
+        lmr_base: values[1] as f32,
+        lmp_base: int(2),
+        lmp_quarters: int(3),
+        nmp_depth: int(4),
+        nmp_base: int(5),
+        nmp_div: int(6),
+        rfp_depth: int(7),
+        rfp_margin: int(8),
+        tactical: int(9),
+        defence: int(10),
+        killers: [int(11), int(12)],
+        aspiration: int(13),
+        vct_sixteenths: int(14) as u32,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,6 +287,29 @@ mod tests {
                 ..m
             },
             w
+        );
+    }
+
+    #[test]
+    fn the_search_parameters_map_to_the_search_params_and_back() {
+        let sp = SearchParams::default();
+        let p = search_params(&sp, 0.002);
+        let values: Vec<f64> = p.iter().map(|p| p.value).collect();
+        assert_eq!(apply_search(&values), sp);
+        assert!(p
+            .iter()
+            .all(|p| p.min <= p.value && p.value <= p.max && p.c_end > 0.0));
+        let i = p.iter().position(|p| p.name == "killer1").unwrap();
+        let mut moved = values;
+        moved[i] += 0.6;
+        let m = apply_search(&moved);
+        assert_eq!(m.killers, [250, 201]);
+        assert_eq!(
+            SearchParams {
+                killers: sp.killers,
+                ..m
+            },
+            sp
         );
     }
 

@@ -24,9 +24,6 @@ use crate::Move;
 const VCT_NODES: u64 = 60_000;
 /// A `max_depth` from which a search counts as limited by its clock alone.
 const UNBOUNDED_DEPTH: u8 = 32;
-/// Half-width of the first aspiration window, widened fourfold on each fail. Scores move by a
-/// few hundred from one iteration to the next: ±60 failed on most iterations.
-const ASPIRATION: i32 = 150;
 
 impl Run<'_> {
     pub(super) fn elapsed(&self) -> Duration {
@@ -245,7 +242,9 @@ impl Run<'_> {
     /// window around `prev` (chessprogramming.org/Aspiration_Windows), widened on each fail.
     pub(super) fn aspiration(&mut self, depth: u8, prev: Score) -> Score {
         self.root_best = None;
-        let mut window = ASPIRATION;
+        // Half-width of the first aspiration window, widened fourfold on each fail. Scores move
+        // by a few hundred from one iteration to the next: ±60 failed on most iterations.
+        let mut window = self.params.aspiration;
         let (mut alpha, mut beta) = if depth >= 4 && !prev.is_mate() {
             (prev - window, prev + window)
         } else {

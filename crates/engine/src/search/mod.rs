@@ -14,6 +14,7 @@
 //!   root (private);
 //! - `smp`: the helper threads of a multi-threaded search, Lazy SMP (private);
 //! - [`weights`]: the evaluation's level and class values, built in from `weights.txt`;
+//! - [`params`]: the main search's tunable numbers (reductions, pruning, ordering bonuses);
 //! - [`time`]: the clock's share for a move and how stability scales it;
 //! - [`eval`]: the static evaluation (a method of the search in progress, and its threat
 //!   terms for the tuner);
@@ -26,6 +27,7 @@ mod deepening;
 pub mod eval;
 pub mod negamax;
 mod ordering;
+pub mod params;
 pub mod pattern;
 pub mod position;
 pub mod score;
@@ -153,6 +155,12 @@ impl Engine {
     /// other in one process.
     pub fn set_weights(&mut self, weights: &weights::Weights) {
         self.searcher.set_weights(weights);
+    }
+
+    /// Searches with `params` from now on instead of [`params::SearchParams::default`] (for
+    /// tuning by play, as [`Engine::set_weights`]).
+    pub fn set_search_params(&mut self, params: &params::SearchParams) {
+        self.searcher.params = *params;
     }
 
     /// The number of search threads (see [`Engine::set_threads`]).

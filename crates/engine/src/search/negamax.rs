@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use super::ordering::{pick, History};
 use std::sync::Arc;
 
+use super::params::SearchParams;
 use super::position::{Position, Tables, C_FLEX4, C_FOUR_THREE, C_WIN};
 use super::smp::Shared;
 use super::threats;
@@ -38,26 +39,6 @@ pub const MAX_PLY: usize = 96;
 pub(super) const INF: Score = Score::new(Score::WIN.get() + 1);
 /// No move (an empty slot of the move tables).
 pub(super) const NO_MOVE: u16 = u16::MAX;
-/// Share of a time budget the threat-space search may use.
-const VCT_TIME_NUM: u32 = 1;
-const VCT_TIME_DEN: u32 = 2;
-/// Late move reductions: `ln(depth) * ln(index) * LMR_K + LMR_BASE` plies.
-const LMR_K: f32 = 0.6;
-/// The constant part of a late move reduction (formerly 0.4: see docs/engine.md, "Changes
-/// accepted by SPRT").
-const LMR_BASE: f32 = 0.8;
-/// Move-count pruning: at any node but the root, quiet moves from index `LMP_BASE + 2 depth^2`
-/// on (formerly `depth^2 / 2`, then `depth^2`: pruning less won its SPRT twice; docs/engine.md,
-/// "Changes accepted by SPRT").
-const LMP_BASE: usize = 3;
-/// Null-move pruning from this remaining depth on.
-const NMP_DEPTH: i32 = 3;
-/// Reverse futility pruning up to this remaining depth, with a margin of `RFP_MARGIN` a ply.
-const RFP_DEPTH: i32 = 3;
-const RFP_MARGIN: i32 = 200;
-/// Ordering score above which a move is "tactical" and never reduced.
-const TACTICAL: i32 = 300;
-
 /// Entries (log 2) of the threat-space table for a main table of `tt_mb` MiB: a quarter of its
 /// memory again, at 24 bytes an entry.
 fn dfpn_log2(tt_mb: usize) -> u32 {
@@ -94,6 +75,8 @@ pub struct Searcher {
     dfpn_board: Option<(u8, u8)>,
     /// What positions evaluate with (the built-in weights unless [`Searcher::set_weights`]).
     pub(super) tables: Arc<Tables>,
+    /// The search's tunable numbers ([`SearchParams::default`] unless set).
+    pub(super) params: SearchParams,
 }
 
 /// What one search thread keeps for itself: move ordering statistics (history, killers), the
@@ -172,6 +155,8 @@ pub(super) struct Run<'a> {
     pub(super) small: bool,
     /// The root move that last raised alpha in the current iteration, with its score.
     pub(super) root_best: Option<(u16, Score)>,
+    /// The search's tunable numbers.
+    pub(super) params: SearchParams,
 }
 
 /// The most search threads an engine runs (more are clamped to it).
@@ -187,6 +172,7 @@ impl Searcher {
             dfpn: Dfpn::new(dfpn_log2(tt_mb)),
             dfpn_board: None,
             tables: Tables::built(),
+            params: SearchParams::default(),
         }
     }
 
@@ -243,7 +229,7 @@ impl Searcher {
             None,
             0,
             board,
-            &self.tables,
+            (&self.tables, &self.params),
             limits,
             stop,
         )
@@ -304,7 +290,7 @@ impl<'a> Run<'a> {
         shared: Option<&'a Shared>,
         thread: usize,
         board: &Board,
-        tables: &Arc<Tables>,
+        (tables, params): (&Arc<Tables>, &SearchParams),
         limits: &Limits,
         stop: &'a AtomicBool,
     ) -> Run<'a> {
@@ -329,8 +315,9 @@ impl<'a> Run<'a> {
             nodes: 0,
             next_poll: 1024,
             aborted: false,
-            vct_deadline: limits.time.map(|t| start + t * VCT_TIME_NUM / VCT_TIME_DEN),
+            vct_deadline: limits.time.map(|t| start + t * params.vct_sixteenths / 16),
             root_best: None,
+            params: *params,
         }
     }
 }
@@ -459,7 +446,8 @@ impl Run<'_> {
         // leaves, a static evaluation so far above beta that a few plies are unlikely to bring
         // it down fails high at once (docs/engine.md, "Changes accepted by SPRT").
         if let Some(e) = static_eval {
-            if depth <= RFP_DEPTH && e.get() - RFP_MARGIN * depth >= beta.get() {
+            let p = &self.params;
+            if depth <= p.rfp_depth && e.get() - p.rfp_margin * depth >= beta.get() {
                 return e;
             }
         }
@@ -467,8 +455,11 @@ impl Run<'_> {
         // Null-move pruning (chessprogramming.org/Null_Move_Pruning): if passing still holds
         // beta in a reduced search, a real move will too. Gomoku has no zugzwang; a pass is
         // tried under the conditions above, and once per line.
-        if static_eval.is_some_and(|e| e >= beta) && depth >= NMP_DEPTH && self.pos.passes() == 0 {
-            let r = 2 + depth / 4;
+        if static_eval.is_some_and(|e| e >= beta)
+            && depth >= self.params.nmp_depth
+            && self.pos.passes() == 0
+        {
+            let r = self.params.nmp_base + depth / self.params.nmp_div;
             self.pos.pass();
             let score = -self.negamax(depth - 1 - r, ply + 1, -beta, -beta + 1, false);
             self.pos.undo_pass();
@@ -542,10 +533,11 @@ impl Run<'_> {
             // alpha and the PV re-search then found it did not, a whole re-search wasted (a
             // third to nearly half of the nodes of the two hardest midgame positions;
             // docs/engine.md, "Changes accepted by SPRT").
+            let tactical = self.params.tactical;
             if ply > 0
                 && !forced
-                && i >= LMP_BASE + (2 * depth * depth) as usize
-                && mscore < TACTICAL
+                && i as i32 >= self.params.lmp_base + self.params.lmp_quarters * depth * depth / 4
+                && mscore < tactical
             {
                 break;
             }
@@ -564,9 +556,10 @@ impl Run<'_> {
                 // Late move reductions (chessprogramming.org/Late_Move_Reductions) for quiet
                 // moves far down the ordering.
                 let mut r = 0;
-                if depth >= 2 && i >= 2 && !forced && mscore < TACTICAL {
+                if depth >= 2 && i >= 2 && !forced && mscore < tactical {
                     // The usual logarithmic formula: reduce more the deeper and the later.
-                    let l = ((depth as f32).ln() * (i as f32).ln() * LMR_K + LMR_BASE) as i32;
+                    let (k, base) = (self.params.lmr_k, self.params.lmr_base);
+                    let l = ((depth as f32).ln() * (i as f32).ln() * k + base) as i32;
                     // The root's moves are reduced by a ply less.
                     r = l.clamp(1, depth - 1) - (ply == 0) as i32;
                 }
@@ -601,7 +594,7 @@ impl Run<'_> {
                     head[ply][1..=child_len].copy_from_slice(&tail[0][..child_len]);
                     self.s.pv_len[ply] = child_len + 1;
                     if score >= beta {
-                        if mscore < TACTICAL {
+                        if mscore < tactical {
                             let k = &mut self.s.killers[ply];
                             if k[0] != m {
                                 k[1] = k[0];

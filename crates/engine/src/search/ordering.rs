@@ -99,6 +99,7 @@ impl Run<'_> {
         // History and killer bonuses (the killers' are in only while `generate` runs).
         let bonus = &self.s.history.bonus[me][..];
         let pos = &self.pos;
+        let defence = self.params.defence as u32;
         move |c| {
             if c as u16 == tt_move {
                 return 1 << 28;
@@ -106,16 +107,18 @@ impl Run<'_> {
             let st = pos.state(c);
             debug_assert!(st.value[1 - me] >= 0);
             // Values are never negative: an unsigned division is the same and cheaper.
-            st.value[me] + (st.value[1 - me] as u32 * 4 / 5) as i32 + bonus[c]
+            st.value[me] + (st.value[1 - me] as u32 * defence / 20) as i32 + bonus[c]
         }
     }
 
-    /// The killer moves' ordering bonuses at `ply`: 250 for the first, 200 for the second.
+    /// The killer moves' ordering bonuses at `ply` (250 for the first, 200 for the second by
+    /// default: [`SearchParams::killers`](super::params::SearchParams::killers)).
     fn killer_bonuses(&self, ply: usize) -> [(u16, i32); 2] {
         let [k0, k1] = self.s.killers[ply];
         // The two differ unless both are NO_MOVE (a new first killer pushes the old one down).
         debug_assert!(k0 != k1 || k0 == NO_MOVE);
-        [(k0, 250), (k1, 200)]
+        let [b0, b1] = self.params.killers;
+        [(k0, b0), (k1, b1)]
     }
 
     /// Adds (`sign` 1) or takes back (-1) the killers' bonuses to the side to move's ordering

@@ -74,9 +74,10 @@ impl Searcher {
             helpers,
             dfpn,
             tables,
+            params,
             ..
         } = self;
-        let tables = &*tables;
+        let tables = (&*tables, &*params);
         let tt = &*tt;
         let shared = &shared;
         std::thread::scope(|scope| {

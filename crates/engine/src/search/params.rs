@@ -1,0 +1,62 @@
+//! The main search's tunable numbers: how much it reduces and prunes, what it calls a quiet
+//! move, how it orders moves, its aspiration window and the threat-space search's share of the
+//! clock. [`SearchParams::default`] holds the values the engine plays with (each chosen by an
+//! SPRT, docs/engine.md "Changes accepted by SPRT"); an engine can be given others
+//! ([`Engine::set_search_params`](super::Engine::set_search_params)) so that tuning by play
+//! (`spsa`) can pit two sets against each other in one process.
+
+/// See the module docs; the defaults are the constants these fields replaced.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SearchParams {
+    /// Late move reductions: `ln(depth) * ln(index) * lmr_k + lmr_base` plies.
+    pub lmr_k: f32,
+    /// The constant part of a late move reduction.
+    pub lmr_base: f32,
+    /// Move-count pruning: quiet moves from index `lmp_base + lmp_quarters * depth^2 / 4` on are
+    /// not searched (not at the root).
+    pub lmp_base: i32,
+    /// See `lmp_base`: 8 is `2 depth^2`.
+    pub lmp_quarters: i32,
+    /// Null-move pruning from this remaining depth on.
+    pub nmp_depth: i32,
+    /// The null move's reduction: `nmp_base + depth / nmp_div` plies.
+    pub nmp_base: i32,
+    /// See `nmp_base`.
+    pub nmp_div: i32,
+    /// Reverse futility pruning up to this remaining depth.
+    pub rfp_depth: i32,
+    /// Reverse futility pruning's margin a ply.
+    pub rfp_margin: i32,
+    /// Ordering score from which a move is tactical: never reduced nor pruned by move count, and
+    /// not a killer.
+    pub tactical: i32,
+    /// The ordering counts the opponent's value of a cell times `defence / 20`.
+    pub defence: i32,
+    /// The ordering bonuses of the first and second killer move.
+    pub killers: [i32; 2],
+    /// Half-width of the first aspiration window, widened fourfold on each fail.
+    pub aspiration: i32,
+    /// The threat-space search's share of a timed move, in sixteenths.
+    pub vct_sixteenths: u32,
+}
+
+impl Default for SearchParams {
+    fn default() -> SearchParams {
+        SearchParams {
+            lmr_k: 0.6,
+            lmr_base: 0.8,
+            lmp_base: 3,
+            lmp_quarters: 8,
+            nmp_depth: 3,
+            nmp_base: 2,
+            nmp_div: 4,
+            rfp_depth: 3,
+            rfp_margin: 200,
+            tactical: 300,
+            defence: 16,
+            killers: [250, 200],
+            aspiration: 150,
+            vct_sixteenths: 8,
+        }
+    }
+}
