@@ -13,14 +13,15 @@ use std::time::Duration;
 use caro_engine::positions::{parse, square_name, Label, TestPosition};
 use caro_engine::search::{is_mate, Engine, Limits};
 
-/// Node budget per MATE position.
-const MATE_NODES: u64 = 120_000;
+/// Node budget per MATE position (250k since the SPSA weights: docs/engine.md, "Tactical test
+/// suite").
+const MATE_NODES: u64 = 250_000;
 /// Node budget per one-move tactic (WIN1, BLOCK4, DEFEND).
 const NODES: u64 = 10_000;
 /// Node budget per LOST position (only a legal answer is asked for).
 const LOST_NODES: u64 = 4_000;
 /// Share of the freestyle MATE positions that must be proven within the budget.
-const MATE_RATE: f64 = 0.78;
+const MATE_RATE: f64 = 0.80;
 
 fn load(name: &str) -> Vec<TestPosition> {
     let path = format!("{}/tests/data/positions/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -335,7 +336,7 @@ fn the_caro_double_three_is_not_pruned_against_an_open_three() {
         max_depth: 64,
         time: None,
         time_max: None,
-        nodes: Some(MATE_NODES),
+        nodes: Some(120_000),
     };
     for rule in [Rule::Caro, Rule::CaroOverline] {
         let rules = Rules::caro(15, 15, rule).unwrap();
