@@ -16,7 +16,9 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 
-use caro_arena::analysis::{analyse, Cell, Judgement, PositionEval, EVAL_CAP};
+use caro_arena::analysis::{
+    analyse, Cell, Judgement, PositionEval, BLUNDER_DROP, EVAL_CAP, MISTAKE_DROP,
+};
 use caro_engine::positions::parse_square;
 use caro_engine::search::{Engine, Limits};
 use caro_engine::{Rule, Rules};
@@ -87,7 +89,7 @@ fn main() {
     // Drops of the analysis's own choices, and of the other moves, where neither position has
     // a forced win found (the third rule's evaluations); and the own choices with one.
     let (mut chosen, mut others) = (Vec::new(), Vec::new());
-    let (mut chosen_mate, mut chosen_mate_300) = (0usize, 0usize);
+    let (mut chosen_mate, mut chosen_mate_marked) = (0usize, 0usize);
     for (n, line) in text.lines().filter(|l| !l.trim().is_empty()).enumerate() {
         if n >= limit {
             break;
@@ -118,7 +120,7 @@ fn main() {
             if before.mate.is_some() || pos.mate.is_some() {
                 if own {
                     chosen_mate += 1;
-                    chosen_mate_300 += usize::from(drop >= 300);
+                    chosen_mate_marked += usize::from(drop >= MISTAKE_DROP);
                 }
             } else if own {
                 chosen.push(drop);
@@ -169,7 +171,7 @@ fn main() {
     );
     println!(
         "  the analysis's own choice with a forced win found before or after: {chosen_mate} \
-         moves, {chosen_mate_300} of them with a drop of 300 or more"
+         moves, {chosen_mate_marked} of them with a drop of {MISTAKE_DROP} or more"
     );
     for (what, v) in [
         ("evaluations only, the analysis's own choice", &mut chosen),
@@ -179,15 +181,15 @@ fn main() {
         let share =
             |t: i32| 100.0 * v.iter().filter(|&&d| d >= t).count() as f64 / v.len().max(1) as f64;
         println!(
-            "  {what}: {} moves, drop median {}, 90% {}, 95% {}, 99% {}; at least 300: {:.1}%, \
-             at least 1000: {:.1}%",
+            "  {what}: {} moves, drop median {}, 90% {}, 95% {}, 99% {}; at least \
+             {MISTAKE_DROP}: {:.1}%, at least {BLUNDER_DROP}: {:.1}%",
             v.len(),
             quantile(v, 0.5),
             quantile(v, 0.9),
             quantile(v, 0.95),
             quantile(v, 0.99),
-            share(300),
-            share(1000)
+            share(MISTAKE_DROP),
+            share(BLUNDER_DROP)
         );
     }
 }

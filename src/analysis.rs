@@ -18,12 +18,12 @@ use crate::config::AnalysisConfig;
 use crate::store::{GameRecord, StoreEvent};
 
 /// A drop of at least this many engine units for the mover marks a mistake.
-pub const MISTAKE_DROP: i32 = 300;
+pub const MISTAKE_DROP: i32 = 500;
 /// A drop of at least this many engine units for the mover marks a blunder.
-pub const BLUNDER_DROP: i32 = 1000;
+pub const BLUNDER_DROP: i32 = 1500;
 /// Evaluations are clamped to this (and forced wins to it) before drops are measured, so a
 /// drop between two lost positions never counts as a blunder.
-pub const EVAL_CAP: i32 = 3000;
+pub const EVAL_CAP: i32 = 4500;
 
 /// A cell, as the wire writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -482,12 +482,12 @@ mod tests {
 
     #[test]
     fn the_analysis_never_marks_its_own_choice() {
-        // X plays the centre; the searches say +100 for X before it and +900 for O after it
-        // (a drop of 1000 for X): a blunder, unless the centre was the analysis's own choice.
+        // X plays the centre; the searches say +100 for X before it and +1500 for O after it
+        // (a drop of 1600 for X): a blunder, unless the centre was the analysis's own choice.
         let (centre, corner) = (Move::new(7, 7), Move::new(0, 0));
         let boards = boards(Rules::caro_default(), &[centre]).unwrap();
         for (best, expected) in [(corner, Some(Judgement::Blunder)), (centre, None)] {
-            let results = vec![Some(result(best, 100)), Some(result(corner, 900))];
+            let results = vec![Some(result(best, 100)), Some(result(corner, 1500))];
             let a = assemble(&boards, results, 1000);
             assert_eq!(a.positions[1].judgement, expected, "best {best:?}");
         }

@@ -144,7 +144,7 @@ async fn every_position_is_evaluated_the_ignored_four_is_the_blunder_and_it_surv
     assert_eq!(done["game"], "four01");
     assert_eq!(
         done["thresholds"],
-        json!({"mistake": 300, "blunder": 1000, "cap": 3000})
+        json!({"mistake": 500, "blunder": 1500, "cap": 4500})
     );
     assert_eq!(done["analysis"]["nodes_per_position"], 200000);
     let positions = done["analysis"]["positions"].as_array().unwrap();
