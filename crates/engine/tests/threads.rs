@@ -58,10 +58,10 @@ fn assert_legal(board: &Board, r: &SearchResult, what: &str) {
 #[test]
 fn one_thread_is_the_single_threaded_search() {
     let expected = [
-        (67_655, "4,12"),
-        (120_012, "3,6"),
-        (32_876, "7,2"),
-        (68_760, "12,11"),
+        (69_784, "4,12"),
+        (42_943, "3,6"),
+        (35_131, "8,1"),
+        (68_875, "10,11"),
     ];
     let stop = AtomicBool::new(false);
     for ((id, board), (nodes, best)) in bench_boards().into_iter().zip(expected) {
