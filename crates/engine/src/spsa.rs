@@ -19,7 +19,7 @@
 
 use crate::search::params::SearchParams;
 use crate::search::position::CLASSES;
-use crate::search::weights::{Weights, BONUSES, LEVELS};
+use crate::search::weights::{Weights, LEVELS};
 
 /// Spall's exponent of the learning rate's decay.
 const ALPHA: f64 = 0.602;
@@ -117,92 +117,112 @@ impl Spsa {
     }
 }
 
-/// Which weights are tuned, with their perturbations and ranges: the level values from one
-/// stone to the open four, the class values from development to the open four, the
-/// evaluation's class terms of both sides up to what the threat terms take over, and the threat
-/// terms. Not tuned: the empty level and class, the five's (a five is the search's business)
-/// and the win class. The cell values stay at 0 or more (the move ordering adds them).
-pub fn params(w: &Weights, r_end: f64) -> Vec<Param> {
+/// One tuned weight: its name (`level[6]`), where it lives, the least perturbation it gets and
+/// its range.
+struct Slot<'a> {
+    name: String,
+    value: &'a mut i32,
+    floor: f64,
+    min: f64,
+    max: f64,
+}
+
+/// The tuned weights of `w`, in [`params`] order: the one list that both [`params`] and
+/// [`apply`] read. The level values from one stone to the open four, the class values from
+/// development to the open four, the evaluation's class terms of both sides up to what the
+/// threat terms take over, and the threat terms. Not tuned: the empty level and class, the
+/// five's (a five is the search's business) and the win class. The cell values stay at 0 or
+/// more (the move ordering adds them).
+fn slots(w: &mut Weights) -> Vec<Slot<'_>> {
+    // Cell values and threat terms: 0 to four times the value (at least `least`).
+    let scaled = |least: i32| move |v: i32| (0.0, 4.0 * v.max(least) as f64);
+    let terms = |_: i32| (-500.0, 2000.0);
     let mut out = Vec::new();
-    let mut push = |name: String, value: i32, c_end: f64, min: f64, max: f64| {
-        out.push(Param {
-            name,
-            value: value as f64,
-            c_end,
-            r_end,
-            min,
-            max,
-        })
-    };
-    // A perturbation of about a sixth of the value, at least one point (small values) or a
-    // fixed amount where the value is zero.
-    let rel = |v: i32, floor: f64| (v.abs() as f64 / 6.0).max(floor);
-    for l in 1..LEVELS - 1 {
-        let v = w.level[l];
-        push(
-            format!("level[{l}]"),
-            v,
-            rel(v, 1.0),
-            0.0,
-            4.0 * v.max(5) as f64,
-        );
-    }
-    for c in 1..CLASSES - 1 {
-        let v = w.class[c];
-        push(
-            format!("class[{c}]"),
-            v,
-            rel(v, 10.0),
-            0.0,
-            4.0 * v.max(100) as f64,
-        );
-    }
-    for c in 1..5 {
-        let v = w.eval_class[c];
-        push(format!("eval_class[{c}]"), v, rel(v, 15.0), -500.0, 2000.0);
-    }
-    for c in 1..7 {
-        let v = w.eval_class_opp[c];
-        push(
-            format!("eval_class_opp[{c}]"),
-            v,
-            rel(v, 15.0),
-            -500.0,
-            2000.0,
-        );
-    }
-    for b in 0..BONUSES {
-        let v = w.bonus[b];
-        push(
-            format!("bonus[{b}]"),
-            v,
-            rel(v, 30.0),
-            0.0,
-            4.0 * v.max(500) as f64,
-        );
-    }
+    add(
+        &mut out,
+        "level",
+        1,
+        &mut w.level[1..LEVELS - 1],
+        1.0,
+        scaled(5),
+    );
+    add(
+        &mut out,
+        "class",
+        1,
+        &mut w.class[1..CLASSES - 1],
+        10.0,
+        scaled(100),
+    );
+    add(
+        &mut out,
+        "eval_class",
+        1,
+        &mut w.eval_class[1..5],
+        15.0,
+        terms,
+    );
+    add(
+        &mut out,
+        "eval_class_opp",
+        1,
+        &mut w.eval_class_opp[1..7],
+        15.0,
+        terms,
+    );
+    add(&mut out, "bonus", 0, &mut w.bonus[..], 30.0, scaled(500));
     out
 }
 
+/// Appends the entries `values` of table `table` (the first at index `first`) to `out`.
+fn add<'a>(
+    out: &mut Vec<Slot<'a>>,
+    table: &str,
+    first: usize,
+    values: &'a mut [i32],
+    floor: f64,
+    range: impl Fn(i32) -> (f64, f64),
+) {
+    for (i, value) in values.iter_mut().enumerate() {
+        let (min, max) = range(*value);
+        out.push(Slot {
+            name: format!("{table}[{}]", first + i),
+            value,
+            floor,
+            min,
+            max,
+        });
+    }
+}
+
+/// Which weights are tuned (`slots`), with their perturbations and ranges: a perturbation of
+/// about a sixth of the value, at least one point (small values) or a fixed amount where the
+/// value is zero.
+pub fn params(w: &Weights, r_end: f64) -> Vec<Param> {
+    let mut w = *w;
+    slots(&mut w)
+        .into_iter()
+        .map(|s| Param {
+            name: s.name,
+            value: *s.value as f64,
+            c_end: (s.value.abs() as f64 / 6.0).max(s.floor),
+            r_end,
+            min: s.min,
+            max: s.max,
+        })
+        .collect()
+}
+
 /// `w` with the tuned weights set to `values` (in [`params`] order), rounded.
+///
+/// # Panics
+/// If there are fewer values than parameters.
 pub fn apply(w: &Weights, values: &[f64]) -> Weights {
     let mut out = *w;
-    let mut v = values.iter().map(|x| x.round() as i32);
-    let mut next = || v.next().expect("one value per parameter");
-    for l in 1..LEVELS - 1 {
-        out.level[l] = next();
-    }
-    for c in 1..CLASSES - 1 {
-        out.class[c] = next();
-    }
-    for c in 1..5 {
-        out.eval_class[c] = next();
-    }
-    for c in 1..7 {
-        out.eval_class_opp[c] = next();
-    }
-    for b in 0..BONUSES {
-        out.bonus[b] = next();
+    let slots = slots(&mut out);
+    assert!(values.len() >= slots.len(), "one value per parameter");
+    for (slot, v) in slots.into_iter().zip(values) {
+        *slot.value = v.round() as i32;
     }
     out
 }
