@@ -76,6 +76,23 @@ impl Game {
     }
 }
 
+/// While random plies are left (`random.0`, counted down here), one of them: a sane move among
+/// the `random.1` best-ordered by `engine`, drawn by `rng`; then `None` (the engine searches).
+fn random_move(
+    engine: &mut Engine,
+    board: &Board,
+    random: (&mut usize, usize),
+    rng: &mut SmallRng,
+) -> Option<Move> {
+    let (left, width) = random;
+    if *left == 0 {
+        return None;
+    }
+    *left -= 1;
+    let sane = engine.sane_candidates(board, width.max(1));
+    Some(sane[rng.random_range(0..sane.len())])
+}
+
 /// Plays one game from `opening` under `rules`; `seed` draws the random moves.
 ///
 /// # Panics
@@ -94,19 +111,19 @@ pub fn play(rules: Rules, opening: &[Move], config: &Config, seed: u64) -> Game 
     let mut random_left = config.random_plies;
     while board.status() == Status::Ongoing {
         let mut engine = Engine::new(config.tt_mb);
-        let mv = if random_left > 0 {
-            random_left -= 1;
-            let sane = engine.sane_candidates(&board, config.random_width.max(1));
-            sane[rng.random_range(0..sane.len())]
-        } else {
-            let r = engine
-                .search(&board, &limits, &stop, &mut |_| {})
-                .expect("an ongoing game has a move");
-            samples.push(Sample {
-                moves: board.moves().to_vec(),
-                score: r.score,
-            });
-            r.best
+        let random = (&mut random_left, config.random_width);
+        let mv = match random_move(&mut engine, &board, random, &mut rng) {
+            Some(mv) => mv,
+            None => {
+                let r = engine
+                    .search(&board, &limits, &stop, &mut |_| {})
+                    .expect("an ongoing game has a move");
+                samples.push(Sample {
+                    moves: board.moves().to_vec(),
+                    score: r.score,
+                });
+                r.best
+            }
         };
         board.try_play(mv).expect("the engine plays legal moves");
     }
@@ -146,15 +163,14 @@ pub fn duel(
         } else {
             &mut *o
         };
-        let mv = if random_left > 0 {
-            random_left -= 1;
-            let sane = engine.sane_candidates(&board, width.max(1));
-            sane[rng.random_range(0..sane.len())]
-        } else {
-            engine
-                .search(&board, limits, &stop, &mut |_| {})
-                .expect("an ongoing game has a move")
-                .best
+        let mv = match random_move(engine, &board, (&mut random_left, width), &mut rng) {
+            Some(mv) => mv,
+            None => {
+                engine
+                    .search(&board, limits, &stop, &mut |_| {})
+                    .expect("an ongoing game has a move")
+                    .best
+            }
         };
         board.try_play(mv).expect("the engine plays legal moves");
     }
@@ -205,7 +221,7 @@ mod tests {
     }
 
     #[test]
-    fn a_duel_is_the_selfplay_game_when_both_engines_are_alike() {
+    fn a_duel_repeats_itself_and_each_engine_plays_its_own_weights() {
         // The same engine on both sides with the same inputs plays the same game twice; with
         // X's threat terms at zero and O's as built, the games differ (the weights are each
         // engine's own).
