@@ -811,6 +811,27 @@ async fn fence_rows(cluster: &Cluster, room: &str) -> i64 {
     .get(0)
 }
 
+/// Waits until the session of `welcome` has its row in the cluster's database.
+async fn session_stored(cluster: &Cluster, welcome: &Value) {
+    let player = welcome["player_id"].as_str().unwrap();
+    let stored = || async {
+        let (db, conn) = tokio_postgres::connect(&cluster.pg, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        let rows: i64 = db
+            .query_one(
+                "SELECT COUNT(*) FROM sessions WHERE player_id = $1",
+                &[&player],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        rows == 1
+    };
+    until("the session never landed in the store", stored).await;
+}
+
 /// Polls `check` every 100 ms until it holds, up to 30 s (two leases for the sweep to look,
 /// one more for the lease, and a loaded machine); panics with `what` otherwise.
 async fn until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
@@ -869,6 +890,51 @@ async fn the_rooms_of_a_dead_node_nobody_else_heard_of_are_swept_from_the_store(
     let (_alice, _, joined) = resume(b, &token(&wa)).await;
     assert_eq!(joined["room"]["room_id"], room.as_str(), "{joined}");
     assert_eq!(joined["room"]["moves"].as_array().unwrap().len(), 2);
+}
+
+/// Regression: a node kept a session it held with the seats it knew of when it met it (loaded at
+/// its start, or adopted at an earlier resume): a game the player started on another node since
+/// was not resumed through it (no `room_joined` for it; and a node started a moment after a
+/// session was stored, before its game was, held it seatless). Every resume in a cluster now
+/// takes the seats the store has for the session.
+#[tokio::test]
+async fn a_resume_finds_the_games_started_on_other_nodes_since_the_node_met_the_session() {
+    let Some(cluster) = Cluster::new("cluster_seats_since", None) else {
+        return;
+    };
+    let (_node_a, a) = cluster.node("a");
+    let (_node_b, b) = cluster.node("b");
+    let (alice, wa, first) = against_a_bot(a).await;
+    drop(alice);
+    // B meets her session: her game on A, from the store.
+    let (on_b, _, joined) = resume(b, &token(&wa)).await;
+    assert_eq!(joined["room"]["room_id"], first.as_str(), "{joined}");
+    drop(on_b);
+    // Back on A, she starts a second game; her first move is acknowledged once stored.
+    let (mut alice, _, _) = resume(a, &token(&wa)).await;
+    alice
+        .send(json!({"type": "create_room", "game": "caro", "x": "me", "o": {"bot": "beginner"}}))
+        .await;
+    let made = alice.recv_skip(&["room_update"]).await;
+    assert_eq!(made["type"], "room_joined", "{made}");
+    let second = made["room"]["room_id"].as_str().unwrap().to_string();
+    alice
+        .send(json!({"type": "move", "id": 7, "room_id": second, "x": 7, "y": 7}))
+        .await;
+    assert_eq!(next_move(&mut alice).await["re"], 7);
+    drop(alice);
+    // Through B again: both games.
+    let (mut on_b, _, one) = resume(b, &token(&wa)).await;
+    let other = on_b.recv_skip(&["room_update"]).await;
+    assert_eq!(other["type"], "room_joined", "{other}");
+    let mut rooms = [
+        one["room"]["room_id"].as_str().unwrap(),
+        other["room"]["room_id"].as_str().unwrap(),
+    ];
+    rooms.sort();
+    let mut expected = [first.as_str(), second.as_str()];
+    expected.sort();
+    assert_eq!(rooms, expected);
 }
 
 /// Regression: a node restarted with the same id (a heartbeat again, so not a dead node) left
@@ -938,13 +1004,17 @@ async fn a_players_room_cap_counts_its_rooms_on_every_node() {
     let open = json!({"type": "create_room", "game": "caro", "x": "me", "o": "open"});
     let (mut on_a, w) = hello_at(a, "alice").await;
     create(&mut on_a, open.clone()).await;
+    // Her session is written in the background as she takes the seat: B finds it once stored.
+    session_stored(&cluster, &w).await;
     // The same player on B: one room there, then the cap (one here, one on A).
     let (mut on_b, _) = (connect(b).await, ());
     on_b.send(json!({"type": "hello", "token": token(&w)}))
         .await;
+    let welcome = on_b.recv_skip(&["room_joined", "room_update"]).await;
     assert_eq!(
-        on_b.recv_skip(&["room_joined", "room_update"]).await["type"],
-        "welcome"
+        (&welcome["type"], &welcome["resumed"]),
+        (&json!("welcome"), &json!(true)),
+        "{welcome}"
     );
     create(&mut on_b, open.clone()).await;
     on_b.send(json!({"type": "create_room", "id": 9, "game": "caro", "x": "me", "o": "open"}))

@@ -293,21 +293,26 @@ impl Conn {
         self.server.accounts.adopt_token(&hash).await;
     }
 
-    /// In a cluster, a token this node does not hold may be a session another node issued
-    /// (it is in the database once it took a seat): adopts it with the seats the store says it
-    /// holds, so the `hello` resumes it here.
+    /// In a cluster, the store is where every node notes the seats a session takes: a token
+    /// this node does not hold may be a session another node issued (in the database once it
+    /// took a seat), adopted here with the seats the store says it holds; one this node holds
+    /// gets the seats other nodes gave it since (a session this node loaded at its start, or met
+    /// before, knows only the seats it saw), so the `hello` resumes all of them here.
     async fn adopt_session(&self, token: &str) {
-        if self.server.lobby.cluster().is_none() || self.server.lobby.session(token).is_some() {
+        if self.server.lobby.cluster().is_none() {
             return;
         }
         let store = self.server.store.clone();
         let hash = crate::store::hash_token(token);
+        let lobby = &self.server.lobby;
         match tokio::task::spawn_blocking(move || store.session_of_token(&hash)).await {
-            Ok(Ok(Some((s, rooms)))) => {
-                let seats = rooms.into_iter().map(Arc::from).collect();
-                let lobby = &self.server.lobby;
-                lobby.restore_session(s.token_hash, s.player_id.into(), s.name.into(), seats);
-            }
+            Ok(Ok(Some((s, rooms)))) => match lobby.session(token) {
+                Some(held) => rooms.into_iter().for_each(|r| held.add_seat(r.into())),
+                None => {
+                    let seats = rooms.into_iter().map(Arc::from).collect();
+                    lobby.restore_session(s.token_hash, s.player_id.into(), s.name.into(), seats);
+                }
+            },
             Ok(Ok(None)) => {}
             Ok(Err(e)) => tracing::warn!("store: looking up a session failed: {e}"),
             Err(e) => tracing::warn!("store: looking up a session failed: {e}"),
