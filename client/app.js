@@ -8,6 +8,7 @@ import { seatText, seatNode } from "./seats.js";
 import { openLeaderboard, openProfile, initPlayers, ratingsCatalogue } from "./players.js";
 import { Clocks, TIME_CONTROLS, timeControlOf, timeControlText } from "./clock.js";
 import { renderMoveList } from "./movelist.js";
+import { EVAL_SCALE } from "./review.js";
 import { initAlerts, alertPlayer } from "./alerts.js";
 import { askName } from "./askname.js";
 import { openGames, initGames, gameLink } from "./games.js";
@@ -566,7 +567,7 @@ function count(n) {
 // Reports are from the searching bot's point of view; the page shows them from X's.
 const scoreFromX = (a) => (a.seat === "x" ? a.score : -a.score);
 // A score as a share of the bar or graph, -1 (O winning) .. 1 (X winning).
-const share = (fromX) => (Math.abs(fromX) > WIN - 1000 ? Math.sign(fromX) : Math.tanh(fromX / 1500));
+const share = (fromX) => (Math.abs(fromX) > WIN - 1000 ? Math.sign(fromX) : Math.tanh(fromX / EVAL_SCALE));
 
 // The bot's move against the analysis of the search that chose it (the report received while
 // the position had one move less).

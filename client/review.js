@@ -7,11 +7,17 @@
 // anyone who opens its replay. Reads only the HTTP API.
 //
 // The graph is a plain SVG: X better is up, O better is down; a score is drawn as
-// tanh(eval / 1500) of the half height (the live panel's scale), a forced win at the edge.
+// tanh(eval / EVAL_SCALE) of the half height (the live panel's scale too), a forced win at the
+// edge.
 
 import { cellName } from "./board.js";
 import { t, errorText } from "./i18n.js";
 import { TOKEN_KEY } from "./net.js";
+
+// Engine units drawn at tanh(1) of the half height, for the review graph and the live bot panel:
+// 1.5 times the blunder threshold (src/analysis.rs), so that a blunder from an even position
+// moves the line as far as it did before the thresholds grew with the tuned weights (1500 then).
+export const EVAL_SCALE = 2250;
 
 const $ = (sel) => document.querySelector(sel);
 const SVG = "http://www.w3.org/2000/svg";
@@ -59,7 +65,7 @@ function scoreText(p) {
 
 // -1 (O winning) .. 1 (X winning). A game won on the board (mate 0) is its winner's.
 function share(p) {
-  if (p.mate === null || p.mate === undefined) return Math.tanh(p.eval / 1500);
+  if (p.mate === null || p.mate === undefined) return Math.tanh(p.eval / EVAL_SCALE);
   if (p.mate !== 0) return Math.sign(p.mate);
   return rv.game.result === "x" ? 1 : rv.game.result === "o" ? -1 : 0;
 }
