@@ -135,6 +135,27 @@ struct Seen {
     score: Score,
 }
 
+impl Seen {
+    /// The score `pos` records from X's point of view, back for the side to move (X moves
+    /// first: X is to move at even plies). A `mate` of 0 is a game won on the board, lost for
+    /// the side to move.
+    fn of(pos: &PositionEval) -> Seen {
+        let to_move = if pos.ply % 2 == 0 {
+            Player::X
+        } else {
+            Player::O
+        };
+        let sign = if to_move == Player::X { 1 } else { -1 };
+        let score = match (pos.mate, pos.eval) {
+            (Some(0), _) => -Score::WIN,
+            (Some(m), _) if m * sign > 0 => Score::win_in(m.unsigned_abs() as usize),
+            (Some(m), _) => Score::loss_in(m.unsigned_abs() as usize),
+            (None, e) => Score::new(e.unwrap_or(0) * sign),
+        };
+        Seen { to_move, score }
+    }
+}
+
 /// Every position of the game (`moves.len() + 1`: the empty board first).
 pub fn boards(rules: Rules, moves: &[Move]) -> Result<Vec<Board>, AnalysisError> {
     let mut board = Board::new(rules);
@@ -155,10 +176,9 @@ pub fn assemble(
     nodes_per_position: u64,
 ) -> Analysis {
     let mut positions = Vec::with_capacity(boards.len());
-    let mut seen = Vec::with_capacity(boards.len());
     for (ply, (board, result)) in boards.iter().zip(results).enumerate() {
         let to_move = board.to_move();
-        let (score, pos) = match (board.status(), result) {
+        let pos = match (board.status(), result) {
             (Status::Won(winner), _) => {
                 // The side to move has lost on the board.
                 let score = if winner == to_move {
@@ -166,11 +186,9 @@ pub fn assemble(
                 } else {
                     -Score::WIN
                 };
-                (score, terminal(ply, score, to_move))
+                terminal(ply, score, to_move)
             }
-            (Status::Draw, _) | (Status::Ongoing, None) => {
-                (Score::ZERO, terminal(ply, Score::ZERO, to_move))
-            }
+            (Status::Draw, _) | (Status::Ongoing, None) => terminal(ply, Score::ZERO, to_move),
             (Status::Ongoing, Some(r)) => {
                 let pos = PositionEval {
                     ply: ply as u32,
@@ -182,25 +200,44 @@ pub fn assemble(
                     nodes: r.nodes,
                     judgement: None,
                 };
-                (r.score, with_score(pos, r.score, to_move))
+                with_score(pos, r.score, to_move)
             }
         };
-        seen.push(Seen { to_move, score });
         positions.push(pos);
     }
-    for ply in 1..positions.len() {
-        // The move the analysis itself chose in the position before is never marked: a drop
-        // after it is the analysis's own inconsistency between two searches (a forced win
-        // found in one and not the other, the side to move's bias), not the mover's error.
-        let played = boards[ply].moves().last().map(|&m| Cell::from(m));
-        if played.is_some() && played == positions[ply - 1].best {
-            continue;
-        }
-        positions[ply].judgement = judge(seen[ply - 1], seen[ply]);
-    }
-    Analysis {
+    let played: Vec<Cell> = boards
+        .last()
+        .map(|b| b.moves().iter().map(|&m| m.into()).collect())
+        .unwrap_or_default();
+    let mut analysis = Analysis {
         nodes_per_position,
         positions,
+    };
+    analysis.judge(&played);
+    analysis
+}
+
+impl Analysis {
+    /// Marks each move (`played[i]` is move `i + 1`) by the scores before and after it, with
+    /// the thresholds of this build: run as the analysis is made, and again on a stored one as
+    /// it is served, so that its marks always agree with the `thresholds` the API reports (an
+    /// analysis stored before the thresholds changed is judged anew; its scores are kept).
+    pub fn judge(&mut self, played: &[Cell]) {
+        let seen: Vec<Seen> = self.positions.iter().map(Seen::of).collect();
+        for pos in &mut self.positions {
+            pos.judgement = None;
+        }
+        for ply in 1..self.positions.len() {
+            // The move the analysis itself chose in the position before is never marked: a
+            // drop after it is the analysis's own inconsistency between two searches (a forced
+            // win found in one and not the other, the side to move's bias), not the mover's
+            // error.
+            let move_here = played.get(ply - 1).copied();
+            if move_here.is_some() && move_here == self.positions[ply - 1].best {
+                continue;
+            }
+            self.positions[ply].judgement = judge(seen[ply - 1], seen[ply]);
+        }
     }
 }
 
@@ -498,6 +535,25 @@ mod tests {
             let a = assemble(&boards, results, 1000);
             assert_eq!(a.positions[1].mate, Some(-9));
             assert_eq!(a.positions[1].judgement, expected, "best {best:?}");
+        }
+    }
+
+    #[test]
+    fn a_stored_score_reads_back_as_the_search_gave_it() {
+        // What `judge` reads from a stored analysis is what the searches gave.
+        for ply in [0, 1, 6, 7] {
+            let to_move = if ply % 2 == 0 { Player::X } else { Player::O };
+            for score in [
+                Score::ZERO,
+                Score::new(1234),
+                Score::new(-77),
+                Score::win_in(9),
+                Score::loss_in(4),
+                -Score::WIN,
+            ] {
+                let seen = Seen::of(&terminal(ply, score, to_move));
+                assert_eq!((seen.to_move, seen.score), (to_move, score), "ply {ply}");
+            }
         }
     }
 

@@ -1,7 +1,8 @@
 //! Post-game analysis over real HTTP with a real SQLite file (issue 18, docs/analysis.md): every
 //! position of a stored game gets an evaluation, a move that ignores the opponent's four is a
-//! blunder at exactly that move, the result survives a restart, and the caps, an unknown game
-//! and an unfinished one get their typed errors.
+//! blunder at exactly that move, the result survives a restart (judged anew with this build's
+//! thresholds as it is served), and the caps, an unknown game and an unfinished one get their
+//! typed errors.
 
 mod common;
 
@@ -182,6 +183,22 @@ async fn every_position_is_evaluated_the_ignored_four_is_the_blunder_and_it_surv
     let (code, again) = request(server.addr, LOCAL, "GET", "/api/games/four01/analysis").await;
     assert_eq!(code, 200);
     assert_eq!(again, done, "the stored analysis, after a restart");
+
+    // The same analysis as a build with other thresholds stored it (the blunder unmarked, the
+    // first move marked): served, it is judged with this build's thresholds, as reported.
+    let mut old = done["analysis"].clone();
+    let stored = old["positions"].as_array_mut().unwrap();
+    stored[8].as_object_mut().unwrap().remove("judgement");
+    stored[1]["judgement"] = json!("mistake");
+    let _ = store.record(StoreEvent::Analysis {
+        game_id: "four01".into(),
+        nodes_per_position: 200000,
+        json: old.to_string(),
+    });
+    store.flush();
+    let (code, judged) = request(server.addr, LOCAL, "GET", "/api/games/four01/analysis").await;
+    assert_eq!(code, 200);
+    assert_eq!(judged, done, "a stored analysis, judged anew");
     server.stop().await;
 }
 

@@ -322,7 +322,14 @@ async fn analysis(State(state): State<AppState>, id: String) -> Result<Json<Valu
     let Some(text) = stored else {
         return Ok(Json(json!({"status": "none"})));
     };
-    let analysis: Value = serde_json::from_str(&text).map_err(|_| ApiError::store())?;
+    let mut analysis: crate::analysis::Analysis =
+        serde_json::from_str(&text).map_err(|_| ApiError::store())?;
+    let played: Vec<crate::analysis::Cell> = game
+        .moves
+        .iter()
+        .map(|m| crate::analysis::Cell { x: m.x, y: m.y })
+        .collect();
+    analysis.judge(&played);
     Ok(Json(json!({
         "status": "done",
         "game": game.summary.id,
