@@ -323,7 +323,7 @@ mod tests {
         let mut moved = values;
         moved[i] += 0.6;
         let m = apply_search(&moved);
-        assert_eq!(m.killers, [250, 201]);
+        assert_eq!(m.killers, [sp.killers[0], sp.killers[1] + 1]);
         assert_eq!(
             SearchParams {
                 killers: sp.killers,

@@ -58,10 +58,10 @@ fn assert_legal(board: &Board, r: &SearchResult, what: &str) {
 #[test]
 fn one_thread_is_the_single_threaded_search() {
     let expected = [
-        (69_784, "4,12"),
-        (42_943, "3,6"),
-        (35_131, "8,1"),
-        (68_875, "10,11"),
+        (57_511, "4,12"),
+        (22_027, "3,5"),
+        (13_140, "8,1"),
+        (26_220, "10,11"),
     ];
     let stop = AtomicBool::new(false);
     for ((id, board), (nodes, best)) in bench_boards().into_iter().zip(expected) {

@@ -1,11 +1,12 @@
 //! The main search's tunable numbers: how much it reduces and prunes, what it calls a quiet
 //! move, how it orders moves, its aspiration window and the threat-space search's share of the
-//! clock. [`SearchParams::default`] holds the values the engine plays with (each chosen by an
-//! SPRT, docs/engine.md "Changes accepted by SPRT"); an engine can be given others
+//! clock. [`SearchParams::default`] holds the values the engine plays with: the SPSA run over
+//! these numbers of 2026-11-27 (docs/engine.md, "Tuning by play: SPSA"), from the constants
+//! each chosen by an SPRT before ("Changes accepted by SPRT"); an engine can be given others
 //! ([`Engine::set_search_params`](super::Engine::set_search_params)) so that tuning by play
 //! (`spsa`) can pit two sets against each other in one process.
 
-/// See the module docs; the defaults are the constants these fields replaced.
+/// See the module docs; the defaults are the SPSA run's, rounded.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SearchParams {
     /// Late move reductions: `ln(depth) * ln(index) * lmr_k + lmr_base` plies.
@@ -43,20 +44,20 @@ pub struct SearchParams {
 impl Default for SearchParams {
     fn default() -> SearchParams {
         SearchParams {
-            lmr_k: 0.6,
-            lmr_base: 0.8,
-            lmp_base: 3,
-            lmp_quarters: 8,
+            lmr_k: 0.68,
+            lmr_base: 0.87,
+            lmp_base: 1,
+            lmp_quarters: 4,
             nmp_depth: 3,
             nmp_base: 2,
             nmp_div: 4,
-            rfp_depth: 3,
-            rfp_margin: 200,
-            tactical: 300,
-            defence: 16,
-            killers: [250, 200],
-            aspiration: 150,
-            vct_sixteenths: 8,
+            rfp_depth: 4,
+            rfp_margin: 198,
+            tactical: 320,
+            defence: 13,
+            killers: [248, 201],
+            aspiration: 152,
+            vct_sixteenths: 5,
         }
     }
 }
