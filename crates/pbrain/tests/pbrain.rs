@@ -494,6 +494,7 @@ fn bench_mode_prints_the_node_count() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("Nodes searched  : "), "{text}");
+    assert!(text.contains("Search time (ms): "), "{text}");
     assert_eq!(
         text.lines().filter(|l| l.contains(": depth 2 ")).count(),
         4,
