@@ -209,7 +209,7 @@ fn serve(options: Options) {
 /// not depend on the order, and writes per-position and total nodes to `out` (Stockfish's
 /// `bench`), stopping at the first failed write. Nodes per second count the searches' time
 /// alone: making each fresh engine (its 16 MB table zeroed) is not search, and it weighed a
-/// fifth of the run once the bench searched 120k nodes. With more than one thread the count
+/// quarter of the run once the bench searched 120k nodes. With more than one thread the count
 /// and even the moves vary from run to run (the threads race); the times are then the time to
 /// reach `depth`.
 fn bench(depth: u8, threads: u64, out: &mut impl Write) -> io::Result<()> {
