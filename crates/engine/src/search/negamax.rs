@@ -432,6 +432,14 @@ impl Run<'_> {
             }
         }
 
+        // Internal iterative reduction (chessprogramming.org/Internal_Iterative_Reductions): a
+        // node of depth 4 or more that the table knows no move for is searched a ply shallower;
+        // its ordering is a guess, and the next iteration finds its entry (docs/engine.md,
+        // "Changes accepted by SPRT").
+        if tt_move == NO_MOVE && depth >= 4 && ply > 0 {
+            depth -= 1;
+        }
+
         // The static evaluation may cut this node (reverse futility, null move) only where it
         // can see the threats that matter: not facing a four, the opponent without a threat
         // that wins in two moves (an open-four or four-three square), which a shallow search
