@@ -510,13 +510,13 @@ mod tests {
         assert_eq!(
             s.changes.x,
             Change {
-                before: 1739,
-                after: 1739,
+                before: 1740,
+                after: 1740,
                 delta: 0
             }
         );
         assert!(s.changes.o.delta > 0);
         assert_eq!(s.rows.len(), 1);
-        assert_eq!(r.bot("club"), Some(1739.0));
+        assert_eq!(r.bot("club"), Some(1740.0));
     }
 }
