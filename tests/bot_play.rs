@@ -93,8 +93,10 @@ async fn duel(
                     v["y"].as_u64().unwrap() as u8,
                 );
                 if v["seat"] == "o" {
-                    let k = board.rules().win_length() as i64;
-                    if cells_making(&board, human, k - 2, &[(1, 0)]).contains(&cell) {
+                    // A cell that extends one of the human's stones along the row to two or
+                    // more: the bot cutting the line where it grows (it may do so at once,
+                    // next to the first stone, and then win on its own row).
+                    if cells_making(&board, human, 2, &[(1, 0)]).contains(&cell) {
                         lines_cut += 1;
                     }
                     let bot_wins = winning_cells(&board, bot);
