@@ -227,56 +227,159 @@ pub fn apply(w: &Weights, values: &[f64]) -> Weights {
     out
 }
 
+/// One tuned number of [`SearchParams`]: its name, how to read and set it (whole numbers
+/// rounded), its perturbation at the last step and its range. [`search_params`] and
+/// [`apply_search`] both read [`SEARCH_FIELDS`], so the order of the values is defined once.
+struct SearchField {
+    name: &'static str,
+    get: fn(&SearchParams) -> f64,
+    set: fn(&mut SearchParams, f64),
+    c_end: f64,
+    min: f64,
+    max: f64,
+}
+
+const fn field(
+    name: &'static str,
+    get: fn(&SearchParams) -> f64,
+    set: fn(&mut SearchParams, f64),
+    (c_end, min, max): (f64, f64, f64),
+) -> SearchField {
+    SearchField {
+        name,
+        get,
+        set,
+        c_end,
+        min,
+        max,
+    }
+}
+
+/// A whole number tuned as a real one.
+fn whole(v: f64) -> i32 {
+    v.round() as i32
+}
+
+const SEARCH_FIELDS: [SearchField; 15] = [
+    field(
+        "lmr_k",
+        |s| s.lmr_k.into(),
+        |s, v| s.lmr_k = v as f32,
+        (0.06, 0.2, 1.5),
+    ),
+    field(
+        "lmr_base",
+        |s| s.lmr_base.into(),
+        |s, v| s.lmr_base = v as f32,
+        (0.1, 0.0, 2.0),
+    ),
+    field(
+        "lmp_base",
+        |s| s.lmp_base.into(),
+        |s, v| s.lmp_base = whole(v),
+        (0.6, 1.0, 10.0),
+    ),
+    field(
+        "lmp_quarters",
+        |s| s.lmp_quarters.into(),
+        |s, v| s.lmp_quarters = whole(v),
+        (1.0, 2.0, 24.0),
+    ),
+    field(
+        "nmp_depth",
+        |s| s.nmp_depth.into(),
+        |s, v| s.nmp_depth = whole(v),
+        (0.5, 2.0, 6.0),
+    ),
+    field(
+        "nmp_base",
+        |s| s.nmp_base.into(),
+        |s, v| s.nmp_base = whole(v),
+        (0.5, 1.0, 5.0),
+    ),
+    field(
+        "nmp_div",
+        |s| s.nmp_div.into(),
+        |s, v| s.nmp_div = whole(v),
+        (0.7, 2.0, 10.0),
+    ),
+    field(
+        "rfp_depth",
+        |s| s.rfp_depth.into(),
+        |s, v| s.rfp_depth = whole(v),
+        (0.5, 1.0, 6.0),
+    ),
+    field(
+        "rfp_margin",
+        |s| s.rfp_margin.into(),
+        |s, v| s.rfp_margin = whole(v),
+        (20.0, 50.0, 600.0),
+    ),
+    field(
+        "tactical",
+        |s| s.tactical.into(),
+        |s, v| s.tactical = whole(v),
+        (30.0, 100.0, 1000.0),
+    ),
+    field(
+        "defence",
+        |s| s.defence.into(),
+        |s, v| s.defence = whole(v),
+        (1.5, 5.0, 30.0),
+    ),
+    field(
+        "killer0",
+        |s| s.killers[0].into(),
+        |s, v| s.killers[0] = whole(v),
+        (25.0, 0.0, 1000.0),
+    ),
+    field(
+        "killer1",
+        |s| s.killers[1].into(),
+        |s, v| s.killers[1] = whole(v),
+        (25.0, 0.0, 1000.0),
+    ),
+    field(
+        "aspiration",
+        |s| s.aspiration.into(),
+        |s, v| s.aspiration = whole(v),
+        (15.0, 30.0, 600.0),
+    ),
+    field(
+        "vct_sixteenths",
+        |s| s.vct_sixteenths.into(),
+        |s, v| s.vct_sixteenths = whole(v).max(0) as u32,
+        (0.8, 1.0, 14.0),
+    ),
+];
+
 /// The search's numbers that are tuned ([`SearchParams`], all of them), with their
 /// perturbations and ranges. Whole numbers are tuned as real numbers and rounded when used.
 pub fn search_params(sp: &SearchParams, r_end: f64) -> Vec<Param> {
-    let p = |name: &str, value: f64, c_end: f64, min: f64, max: f64| Param {
-        name: name.to_string(),
-        value,
-        c_end,
-        r_end,
-        min,
-        max,
-    };
-    vec![
-        p("lmr_k", sp.lmr_k as f64, 0.06, 0.2, 1.5),
-        p("lmr_base", sp.lmr_base as f64, 0.1, 0.0, 2.0),
-        p("lmp_base", sp.lmp_base as f64, 0.6, 1.0, 10.0),
-        p("lmp_quarters", sp.lmp_quarters as f64, 1.0, 2.0, 24.0),
-        p("nmp_depth", sp.nmp_depth as f64, 0.5, 2.0, 6.0),
-        p("nmp_base", sp.nmp_base as f64, 0.5, 1.0, 5.0),
-        p("nmp_div", sp.nmp_div as f64, 0.7, 2.0, 10.0),
-        p("rfp_depth", sp.rfp_depth as f64, 0.5, 1.0, 6.0),
-        p("rfp_margin", sp.rfp_margin as f64, 20.0, 50.0, 600.0),
-        p("tactical", sp.tactical as f64, 30.0, 100.0, 1000.0),
-        p("defence", sp.defence as f64, 1.5, 5.0, 30.0),
-        p("killer0", sp.killers[0] as f64, 25.0, 0.0, 1000.0),
-        p("killer1", sp.killers[1] as f64, 25.0, 0.0, 1000.0),
-        p("aspiration", sp.aspiration as f64, 15.0, 30.0, 600.0),
-        p("vct_sixteenths", sp.vct_sixteenths as f64, 0.8, 1.0, 14.0),
-    ]
+    SEARCH_FIELDS
+        .iter()
+        .map(|f| Param {
+            name: f.name.to_string(),
+            value: (f.get)(sp),
+            c_end: f.c_end,
+            r_end,
+            min: f.min,
+            max: f.max,
+        })
+        .collect()
 }
 
 /// The search's numbers of `values` (in [`search_params`] order), whole ones rounded.
+///
+/// # Panics
+/// Unless there is one value per parameter.
 pub fn apply_search(values: &[f64]) -> SearchParams {
-    assert_eq!(values.len(), 15, "one value per parameter");
-    let int = |i: usize| values[i].round() as i32;
-    SearchParams {
-        lmr_k: values[0] as f32,
-        lmr_base: values[1] as f32,
-        lmp_base: int(2),
-        lmp_quarters: int(3),
-        nmp_depth: int(4),
-        nmp_base: int(5),
-        nmp_div: int(6),
-        rfp_depth: int(7),
-        rfp_margin: int(8),
-        tactical: int(9),
-        defence: int(10),
-        killers: [int(11), int(12)],
-        aspiration: int(13),
-        vct_sixteenths: int(14) as u32,
+    assert_eq!(values.len(), SEARCH_FIELDS.len(), "one value per parameter");
+    let mut sp = SearchParams::default();
+    for (f, &v) in SEARCH_FIELDS.iter().zip(values) {
+        (f.set)(&mut sp, v);
     }
+    sp
 }
 
 #[cfg(test)]
