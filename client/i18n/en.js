@@ -60,7 +60,7 @@ export default {
   "bot.casual": "Sees your threats, slips now and then",
   "bot.club": "A solid club player: reads seven moves ahead, rarely slips",
   "bot.strong": "Reads nine moves ahead, never blunders",
-  "bot.expert": "Our full search, a third of a second a move",
+  "bot.expert": "Our full search, a quarter of a second a move",
   "bot.master": "Our strongest search, two seconds a move",
   "bot.classic": "The original engine: fixed-depth alpha-beta",
 

@@ -510,13 +510,13 @@ mod tests {
         assert_eq!(
             s.changes.x,
             Change {
-                before: 1740,
-                after: 1740,
+                before: 1769,
+                after: 1769,
                 delta: 0
             }
         );
         assert!(s.changes.o.delta > 0);
         assert_eq!(s.rows.len(), 1);
-        assert_eq!(r.bot("club"), Some(1740.0));
+        assert_eq!(r.bot("club"), Some(1769.0));
     }
 }
