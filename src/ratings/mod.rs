@@ -510,13 +510,13 @@ mod tests {
         assert_eq!(
             s.changes.x,
             Change {
-                before: 1769,
-                after: 1769,
+                before: 1710,
+                after: 1710,
                 delta: 0
             }
         );
         assert!(s.changes.o.delta > 0);
         assert_eq!(s.rows.len(), 1);
-        assert_eq!(r.bot("club"), Some(1769.0));
+        assert_eq!(r.bot("club"), Some(1710.0));
     }
 }
