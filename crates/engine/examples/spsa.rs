@@ -6,8 +6,9 @@
 //! [threads] [seed] [r-end] [space] [books]` (defaults: 6000 game pairs, 20 ms a move, 2
 //! threads, seed 1, r_end 0.005, space `eval`, the books `freestyle15-v3.txt,
 //! freestyle15-v2.txt,freestyle15.txt,caro15.txt`). The space is what is tuned: `eval` the
-//! evaluation's weights (`spsa::params`), `search` the search's numbers (`spsa::search_params`),
-//! `both`. A book named `caro…` is played under caro, the others under freestyle.
+//! evaluation's weights (`spsa::params`), `plus` its cross-line terms alone, `search` the
+//! search's numbers (`spsa::search_params`), `both` the evaluation's weights and the search's
+//! numbers. A book named `caro…` is played under caro, the others under freestyle.
 //!
 //! Each iteration `k` draws the perturbation's signs, an opening and two random sane moves
 //! after it from `seed` and `k`, and plays the opening twice, the `+` weights as X and then as
@@ -50,7 +51,9 @@ fn weights_file(w: &Weights, sp: &SearchParams, spsa: &Spsa, done: u64, how: &st
          # three, four, three-three, four-three, flex4, win); eval_class: the same, for the\n\
          # evaluation alone, the side to move's cells; eval_class_opp: the same for the\n\
          # opponent's cells, subtracted; bonus: the threat terms (an open-four square on the\n\
-         # move, a four-three, a double three, the opponent's two open-four squares).\n",
+         # move, a four-three, a double three, the opponent's two open-four squares); plus: the\n\
+         # cross-line terms (a double two, an open three or a four meeting a two or a blocked\n\
+         # three on another line).\n",
         spsa.iterations
     );
     text.push_str(&w.to_text());
@@ -58,19 +61,19 @@ fn weights_file(w: &Weights, sp: &SearchParams, spsa: &Spsa, done: u64, how: &st
     text
 }
 
-/// What is tuned: the evaluation's weights, the search's numbers, or both (their parameters in
-/// that order).
+/// What is tuned: the evaluation's weights (all, or the cross-line terms alone), the search's
+/// numbers, or both (their parameters in that order).
 #[derive(Clone, Copy)]
 struct Space {
-    eval: bool,
+    eval: Option<spsa::Set>,
     search: bool,
 }
 
 impl Space {
     fn params(self, w: &Weights, sp: &SearchParams, r_end: f64) -> Vec<spsa::Param> {
         let mut p = Vec::new();
-        if self.eval {
-            p.extend(spsa::params(w, r_end));
+        if let Some(set) = self.eval {
+            p.extend(spsa::params(w, r_end, set));
         }
         if self.search {
             p.extend(spsa::search_params(sp, r_end));
@@ -79,15 +82,12 @@ impl Space {
     }
 
     fn apply(self, w: &Weights, sp: &SearchParams, values: &[f64]) -> (Weights, SearchParams) {
-        let n = if self.eval {
-            spsa::params(w, 0.0).len()
-        } else {
-            0
-        };
-        let weights = if self.eval {
-            spsa::apply(w, &values[..n])
-        } else {
-            *w
+        let (n, weights) = match self.eval {
+            Some(set) => {
+                let n = spsa::params(w, 0.0, set).len();
+                (n, spsa::apply(w, &values[..n], set))
+            }
+            None => (0, *w),
         };
         let search = if self.search {
             spsa::apply_search(&values[n..])
@@ -114,18 +114,22 @@ fn main() {
     let r_end = num(0.005);
     let space = match args.next().as_deref().unwrap_or("eval") {
         "eval" => Space {
-            eval: true,
+            eval: Some(spsa::Set::Eval),
+            search: false,
+        },
+        "plus" => Space {
+            eval: Some(spsa::Set::Plus),
             search: false,
         },
         "search" => Space {
-            eval: false,
+            eval: None,
             search: true,
         },
         "both" => Space {
-            eval: true,
+            eval: Some(spsa::Set::Eval),
             search: true,
         },
-        other => panic!("space: `eval`, `search` or `both`, not {other:?}"),
+        other => panic!("space: `eval`, `plus`, `search` or `both`, not {other:?}"),
     };
     let books = args.next().unwrap_or_else(|| {
         "freestyle15-v3.txt,freestyle15-v2.txt,freestyle15.txt,caro15.txt".to_string()

@@ -127,50 +127,72 @@ struct Slot<'a> {
     max: f64,
 }
 
-/// The tuned weights of `w`, in [`params`] order: the one list that both [`params`] and
-/// [`apply`] read. The level values from one stone to the open four, the class values from
-/// development to the open four, the evaluation's class terms of both sides up to what the
-/// threat terms take over, and the threat terms. Not tuned: the empty level and class, the
-/// five's (a five is the search's business) and the win class. The cell values stay at 0 or
-/// more (the move ordering adds them).
-fn slots(w: &mut Weights) -> Vec<Slot<'_>> {
+/// Which evaluation weights a run tunes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Set {
+    /// The level and class values, the evaluation's class terms, the threat terms and the
+    /// cross-line terms ([`Weights::plus`]).
+    Eval,
+    /// The cross-line terms alone.
+    Plus,
+}
+
+/// The tuned weights of `w` in set `set`, in [`params`] order: the one list that both
+/// [`params`] and [`apply`] read. [`Set::Eval`]: the level values from one stone to the open
+/// four, the class values from development to the open four, the evaluation's class terms of
+/// both sides up to what the threat terms take over, the threat terms and the cross-line
+/// terms. Not tuned: the empty level and class, the five's (a five is the search's business)
+/// and the win class. The cell values stay at 0 or more (the move ordering adds them): a
+/// cross-line term may go below zero by less than the least level values of its cells.
+fn slots(w: &mut Weights, set: Set) -> Vec<Slot<'_>> {
     // Cell values and threat terms: 0 to four times the value (at least `least`).
     let scaled = |least: i32| move |v: i32| (0.0, 4.0 * v.max(least) as f64);
     let terms = |_: i32| (-500.0, 2000.0);
     let mut out = Vec::new();
-    add(
-        &mut out,
-        "level",
-        1,
-        &mut w.level[1..LEVELS - 1],
-        1.0,
-        scaled(5),
-    );
-    add(
-        &mut out,
-        "class",
-        1,
-        &mut w.class[1..CLASSES - 1],
-        10.0,
-        scaled(100),
-    );
-    add(
-        &mut out,
-        "eval_class",
-        1,
-        &mut w.eval_class[1..5],
-        15.0,
-        terms,
-    );
-    add(
-        &mut out,
-        "eval_class_opp",
-        1,
-        &mut w.eval_class_opp[1..7],
-        15.0,
-        terms,
-    );
-    add(&mut out, "bonus", 0, &mut w.bonus[..], 30.0, scaled(500));
+    let Weights {
+        level,
+        class,
+        eval_class,
+        eval_class_opp,
+        bonus,
+        plus,
+    } = w;
+    if set == Set::Eval {
+        add(
+            &mut out,
+            "level",
+            1,
+            &mut level[1..LEVELS - 1],
+            1.0,
+            scaled(5),
+        );
+        add(
+            &mut out,
+            "class",
+            1,
+            &mut class[1..CLASSES - 1],
+            10.0,
+            scaled(100),
+        );
+        add(
+            &mut out,
+            "eval_class",
+            1,
+            &mut eval_class[1..5],
+            15.0,
+            terms,
+        );
+        add(
+            &mut out,
+            "eval_class_opp",
+            1,
+            &mut eval_class_opp[1..7],
+            15.0,
+            terms,
+        );
+        add(&mut out, "bonus", 0, &mut bonus[..], 30.0, scaled(500));
+    }
+    add(&mut out, "plus", 0, &mut plus[..], 20.0, |_| (-25.0, 400.0));
     out
 }
 
@@ -198,9 +220,9 @@ fn add<'a>(
 /// Which weights are tuned (`slots`), with their perturbations and ranges: a perturbation of
 /// about a sixth of the value, at least one point (small values) or a fixed amount where the
 /// value is zero.
-pub fn params(w: &Weights, r_end: f64) -> Vec<Param> {
+pub fn params(w: &Weights, r_end: f64, set: Set) -> Vec<Param> {
     let mut w = *w;
-    slots(&mut w)
+    slots(&mut w, set)
         .into_iter()
         .map(|s| Param {
             name: s.name,
@@ -213,13 +235,13 @@ pub fn params(w: &Weights, r_end: f64) -> Vec<Param> {
         .collect()
 }
 
-/// `w` with the tuned weights set to `values` (in [`params`] order), rounded.
+/// `w` with the weights of `set` set to `values` (in [`params`] order), rounded.
 ///
 /// # Panics
 /// If there are fewer values than parameters.
-pub fn apply(w: &Weights, values: &[f64]) -> Weights {
+pub fn apply(w: &Weights, values: &[f64], set: Set) -> Weights {
     let mut out = *w;
-    let slots = slots(&mut out);
+    let slots = slots(&mut out, set);
     assert!(values.len() >= slots.len(), "one value per parameter");
     for (slot, v) in slots.into_iter().zip(values) {
         *slot.value = v.round() as i32;
@@ -389,9 +411,9 @@ mod tests {
     #[test]
     fn the_parameters_map_to_the_weights_and_back() {
         let w = *Weights::built();
-        let p = params(&w, 0.002);
+        let p = params(&w, 0.002, Set::Eval);
         let values: Vec<f64> = p.iter().map(|p| p.value).collect();
-        assert_eq!(apply(&w, &values), w);
+        assert_eq!(apply(&w, &values, Set::Eval), w);
         assert!(p
             .iter()
             .all(|p| p.min <= p.value && p.value <= p.max && p.c_end > 0.0));
@@ -402,7 +424,7 @@ mod tests {
             .unwrap();
         let mut moved = values.clone();
         moved[i] += 10.4;
-        let m = apply(&w, &moved);
+        let m = apply(&w, &moved, Set::Eval);
         assert_eq!(m.eval_class_opp[5], w.eval_class_opp[5] + 10);
         assert_eq!(
             Weights {
@@ -411,6 +433,14 @@ mod tests {
             },
             w
         );
+        // The cross-line set is the last three of the whole set, alone.
+        let plus = params(&w, 0.002, Set::Plus);
+        let names = |p: &[Param]| p.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&plus), ["plus[0]", "plus[1]", "plus[2]"]);
+        assert_eq!(names(&p[p.len() - 3..]), names(&plus));
+        let m = apply(&w, &[12.0, -3.0, 40.0], Set::Plus);
+        assert_eq!(m.plus, [12, -3, 40]);
+        assert_eq!(Weights { plus: w.plus, ..m }, w);
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! coordinate descent on integers (Texel's local search, with steps that halve).
 
 use crate::search::eval::threat_bonus;
-use crate::search::position::{Position, CLASSES, C_FLEX4, C_FOUR_THREE, C_WIN};
+use crate::search::position::{cross_line, Position, CLASSES, C_FLEX4, C_FOUR_THREE, C_WIN};
 use crate::search::weights::{Weights, LEVELS};
 
 /// Number of features: one per level, one per class for the cell values, and the class counts
@@ -38,7 +38,8 @@ pub struct Sample {
     /// (a level is counted once per line of a cell); then per class the side to move's count,
     /// then per class the opponent's, negated.
     pub counts: [i32; FEATURES],
-    /// The evaluation's terms that are not weights ([`threat_bonus`]).
+    /// The evaluation's terms that are not features: [`threat_bonus`] and the position's
+    /// cross-line terms ([`Weights::plus`], which SPSA tunes and this tuner holds).
     pub offset: i32,
     /// The game's result for the side to move: 1 win, 0.5 draw, 0 loss.
     pub result: f64,
@@ -59,6 +60,7 @@ pub fn is_quiet(pos: &Position) -> bool {
 pub fn sample(pos: &Position, result: f64) -> Sample {
     let me = pos.side();
     let mut counts = [0; FEATURES];
+    let mut offset = threat_bonus(pos);
     for &i in pos.board_cells() {
         let i = i as usize;
         if !pos.is_empty(i) {
@@ -66,9 +68,11 @@ pub fn sample(pos: &Position, result: f64) -> Sample {
         }
         for p in 0..2 {
             let sign = if p == me { 1 } else { -1 };
-            for d in 0..4 {
-                counts[pos.level(i, p, d) as usize] += sign;
+            let levels = [0, 1, 2, 3].map(|d| pos.level(i, p, d));
+            for l in levels {
+                counts[l as usize] += sign;
             }
+            offset += sign * cross_line(levels, pos.plus());
             let class = pos.class(i, p) as usize;
             counts[LEVELS + class] += sign;
             counts[if p == me { EVAL_CLASS } else { EVAL_CLASS_OPP } + class] += sign;
@@ -76,7 +80,7 @@ pub fn sample(pos: &Position, result: f64) -> Sample {
     }
     Sample {
         counts,
-        offset: threat_bonus(pos),
+        offset,
         result,
     }
 }
@@ -100,6 +104,7 @@ pub fn from_vector(v: &[i32; FEATURES]) -> Weights {
         eval_class: [0; CLASSES],
         eval_class_opp: [0; CLASSES],
         bonus: Weights::built().bonus,
+        plus: Weights::built().plus,
     };
     w.level.copy_from_slice(&v[..LEVELS]);
     w.class.copy_from_slice(&v[LEVELS..EVAL_CLASS]);
@@ -229,23 +234,33 @@ pub fn tune(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::position::Tables;
+    use crate::search::weights::PLUSES;
     use crate::{Board, Move, Rule, Rules};
+    use std::sync::Arc;
 
     #[test]
     fn features_times_the_weights_are_the_engines_evaluation() {
-        // The built weights, and the same with class terms that differ by side (the built
-        // file's are zeros, which would leave those features untested).
+        // The built weights, the same with class terms that differ by side (the built file's
+        // are zeros, which would leave those features untested), with cross-line terms and
+        // without.
         let built = *Weights::built();
         let mut split = built;
         split.eval_class = [0, 7, 91, 168, 357, -20, 5, 0];
         split.eval_class_opp = [0, 3, 150, 120, 500, 40, -9, 0];
-        for w in [built, split] {
+        let mut crossed = built;
+        crossed.plus = [25, -12, 60];
+        let mut plain = built;
+        plain.plus = [0; PLUSES];
+        for w in [built, split, crossed, plain] {
             features_match(&w);
         }
     }
 
     fn features_match(weights: &Weights) {
         let w = to_vector(weights);
+        // Whether a cross-line term counted in some position.
+        let mut crossed = false;
         for rule in [Rule::Freestyle, Rule::Caro] {
             let mut board = Board::new(Rules::caro(15, 15, rule).unwrap());
             // A deterministic walk of moves near the centre.
@@ -256,9 +271,9 @@ mod tests {
                 if board.try_play(Move::new(x, y)).is_err() {
                     continue;
                 }
-                let mut pos = Position::new(&board);
-                pos.set_eval_class(weights.eval_class, weights.eval_class_opp);
+                let pos = Position::with_tables(&board, Arc::new(Tables::new(weights)));
                 let s = sample(&pos, 0.5);
+                crossed |= s.offset != threat_bonus(&pos);
                 let me = pos.side();
                 assert_eq!(
                     eval(&w, &s),
@@ -269,6 +284,7 @@ mod tests {
                 );
             }
         }
+        assert_eq!(crossed, weights.plus != [0; PLUSES], "{:?}", weights.plus);
     }
 
     /// Synthetic samples whose results are exactly `sigmoid(k * eval)` under weights `truth`.

@@ -18,7 +18,7 @@ use crate::rules::Rule;
 use crate::{zobrist, Board, Move, Player};
 
 use super::pattern::{self, Level, Table, B4, F3, F4, F5, RADIUS};
-use super::weights::{Weights, BONUSES};
+use super::weights::{Weights, BONUSES, PLUSES};
 
 /// The combined threat a stone on a cell would make for one player, strongest last.
 pub type Class = u8;
@@ -44,12 +44,11 @@ pub const CLASSES: usize = 8;
 /// Hash change of a pass (a fixed random number).
 const PASS_KEY: u64 = 0x5D58_8B65_6C07_8965;
 
-/// A cell's class and value for one player from its four line levels.
-fn combine_slow(levels: [Level; 4], w: &Weights) -> (Class, i32) {
-    let mut value = 0;
+/// A cell's class for one player from its four line levels, and how many of the lines are
+/// developing ones (level `F2` or `B3`, a two or a blocked three).
+fn class_of(levels: [Level; 4]) -> (Class, u32) {
     let (mut n5, mut nf4, mut n4, mut n3, mut dev) = (0, 0, 0, 0, 0);
     for l in levels {
-        value += w.level[l as usize];
         match l {
             F5 => n5 += 1,
             F4 => nf4 += 1,
@@ -76,7 +75,30 @@ fn combine_slow(levels: [Level; 4], w: &Weights) -> (Class, i32) {
     } else {
         C_NONE
     };
-    (class, value + w.class[class as usize])
+    (class, dev)
+}
+
+/// A cell's class and value for one player from its four line levels: the level values, the
+/// class value and the cross-line term.
+fn combine_slow(levels: [Level; 4], w: &Weights) -> (Class, i32) {
+    let value: i32 = levels.iter().map(|&l| w.level[l as usize]).sum();
+    let class = class_of(levels).0;
+    (
+        class,
+        value + w.class[class as usize] + cross_line(levels, &w.plus),
+    )
+}
+
+/// The cross-line term ([`Weights::plus`], here `plus`) in the value of a cell whose four lines
+/// have levels `levels`: a class that meets developing lines elsewhere on the cell (a double
+/// two, an open three or a four with a two or a blocked three on another line).
+pub fn cross_line(levels: [Level; 4], plus: &[i32; PLUSES]) -> i32 {
+    match class_of(levels) {
+        (C_DEV, dev) if dev >= 2 => plus[0],
+        (C_THREE, dev) if dev >= 1 => plus[1],
+        (C_FOUR, dev) if dev >= 1 => plus[2],
+        _ => 0,
+    }
 }
 
 /// What a position evaluates with, made from [`Weights`] once: the class and value of every
@@ -90,6 +112,7 @@ pub struct Tables {
     /// ([`Weights::eval_class`]) and the opponent's ([`Weights::eval_class_opp`]).
     eval_class: [[i32; CLASSES]; 2],
     bonus: [i32; BONUSES],
+    plus: [i32; PLUSES],
 }
 
 impl Tables {
@@ -105,6 +128,7 @@ impl Tables {
             combos,
             eval_class: [w.eval_class, w.eval_class_opp],
             bonus: w.bonus,
+            plus: w.plus,
         }
     }
 
@@ -512,16 +536,16 @@ impl Position {
             .sum()
     }
 
-    /// Evaluates with other class terms than the built weights' (the tuner's tests).
-    #[cfg(test)]
-    pub(crate) fn set_eval_class(&mut self, mine: [i32; CLASSES], theirs: [i32; CLASSES]) {
-        Arc::make_mut(&mut self.tables).eval_class = [mine, theirs];
-    }
-
     /// The evaluation's threat terms ([`Weights::bonus`]).
     #[inline]
     pub fn bonus(&self) -> &[i32; BONUSES] {
         &self.tables.bonus
+    }
+
+    /// The cross-line terms in the cell values ([`Weights::plus`]).
+    #[inline]
+    pub fn plus(&self) -> &[i32; PLUSES] {
+        &self.tables.plus
     }
 
     /// The sum of cell values for player `p`.
@@ -864,6 +888,42 @@ mod tests {
     use super::*;
     use crate::{Rule, Rules};
     use proptest::prelude::*;
+
+    #[test]
+    fn cross_line_terms_go_to_a_threat_that_meets_a_developing_line() {
+        use pattern::{B2, B3, F2, NONE};
+        let plus = [10, 20, 30];
+        let term = |levels| cross_line(levels, &plus);
+        // A double two (or a two and a blocked three), and not a lone two or a two beside a
+        // blocked two.
+        assert_eq!(term([F2, F2, NONE, NONE]), 10);
+        assert_eq!(term([B3, NONE, F2, B2]), 10);
+        assert_eq!(term([F2, NONE, NONE, NONE]), 0);
+        assert_eq!(term([F2, B2, B2, NONE]), 0);
+        // An open three or a four with a developing line beside it, and not alone.
+        assert_eq!(term([F3, NONE, NONE, B3]), 20);
+        assert_eq!(term([F3, NONE, NONE, B2]), 0);
+        assert_eq!(term([NONE, B4, F2, NONE]), 30);
+        assert_eq!(term([NONE, B4, NONE, NONE]), 0);
+        // The stronger classes have terms of their own and get none.
+        assert_eq!(term([F3, F3, F2, NONE]), 0);
+        assert_eq!(term([B4, F3, F2, NONE]), 0);
+        assert_eq!(term([F4, F2, F2, NONE]), 0);
+        // The term is part of the cell's value in the combination table.
+        let mut w = *Weights::built();
+        w.plus = plus;
+        let base = combine_slow(
+            [F3, B3, NONE, NONE],
+            &Weights {
+                plus: [0; PLUSES],
+                ..w
+            },
+        );
+        assert_eq!(
+            combine_slow([F3, B3, NONE, NONE], &w),
+            (C_THREE, base.1 + 20)
+        );
+    }
 
     /// Plays `script` (cell choices among the empty cells, negative = undo) on a `size` board
     /// and checks after every step that the incremental state equals a recomputation. Halfway

@@ -42,7 +42,16 @@ pub struct Weights {
     /// of the opponent with no four to answer them. Optional in the file
     /// ([`DEFAULT_BONUS`], the values they had as constants).
     pub bonus: [i32; BONUSES],
+    /// Extra value of a cell whose class meets a developing line (a two or a blocked three:
+    /// level `F2` or `B3`) on another of its four lines: a development cell with two or more
+    /// such lines (a double two, which one more stone can turn into a double three), an open
+    /// three with one, a four with one. These are the cross-line combinations the eight classes
+    /// do not tell apart (issue 20). Optional in the file (zeros).
+    pub plus: [i32; PLUSES],
 }
+
+/// Number of cross-line "plus" terms ([`Weights::plus`]).
+pub const PLUSES: usize = 3;
 
 /// Number of threat terms ([`Weights::bonus`]).
 pub const BONUSES: usize = 4;
@@ -55,7 +64,7 @@ pub const DEFAULT_BONUS: [i32; BONUSES] = [3000, 1500, 800, 800];
 pub enum ParseError {
     /// A line names no known table.
     #[error(
-        "line {line}: unknown key {key:?} (expected `level`, `class`, `eval_class`, `eval_class_opp` or `bonus`)"
+        "line {line}: unknown key {key:?} (expected `level`, `class`, `eval_class`, `eval_class_opp`, `bonus` or `plus`)"
     )]
     UnknownKey {
         /// 1-based line number.
@@ -98,11 +107,12 @@ fn values<const N: usize>(
 impl Weights {
     /// Parses the weights file format: `#` comments, blank lines, and one line each of
     /// `level v0 .. v9` and `class v0 .. v7`, and at most one each of `eval_class v0 .. v7`,
-    /// `eval_class_opp v0 .. v7` and `bonus v0 .. v3`.
+    /// `eval_class_opp v0 .. v7`, `bonus v0 .. v3` and `plus v0 .. v2`.
     pub fn parse(text: &str) -> Result<Weights, ParseError> {
         let (mut level, mut class, mut eval_class, mut eval_opp) = (None, None, None, None);
         let (mut n_level, mut n_class, mut n_eval, mut n_opp) = (0, 0, 0, 0);
         let (mut bonus, mut n_bonus) = (None, 0);
+        let (mut plus, mut n_plus) = (None, 0);
         for (n, raw) in text.lines().enumerate() {
             let line = raw.split('#').next().unwrap_or("");
             let mut words = line.split_whitespace();
@@ -128,6 +138,10 @@ impl Weights {
                     bonus = Some(values::<BONUSES>(words, n + 1, "bonus")?);
                     n_bonus += 1;
                 }
+                Some("plus") => {
+                    plus = Some(values::<PLUSES>(words, n + 1, "plus")?);
+                    n_plus += 1;
+                }
                 Some(key) => {
                     return Err(ParseError::UnknownKey {
                         line: n + 1,
@@ -138,7 +152,12 @@ impl Weights {
         }
         match (level, class) {
             (Some(level), Some(class))
-                if n_level == 1 && n_class == 1 && n_eval <= 1 && n_opp <= 1 && n_bonus <= 1 =>
+                if n_level == 1
+                    && n_class == 1
+                    && n_eval <= 1
+                    && n_opp <= 1
+                    && n_bonus <= 1
+                    && n_plus <= 1 =>
             {
                 let eval_class = eval_class.unwrap_or([0; CLASSES]);
                 Ok(Weights {
@@ -147,13 +166,15 @@ impl Weights {
                     eval_class,
                     eval_class_opp: eval_opp.unwrap_or(eval_class),
                     bonus: bonus.unwrap_or(DEFAULT_BONUS),
+                    plus: plus.unwrap_or([0; PLUSES]),
                 })
             }
             _ if n_level != 1 => Err(ParseError::Count("level")),
             _ if n_class != 1 => Err(ParseError::Count("class")),
             _ if n_eval > 1 => Err(ParseError::Count("eval_class")),
             _ if n_opp > 1 => Err(ParseError::Count("eval_class_opp")),
-            _ => Err(ParseError::Count("bonus")),
+            _ if n_bonus > 1 => Err(ParseError::Count("bonus")),
+            _ => Err(ParseError::Count("plus")),
         }
     }
 
@@ -162,12 +183,13 @@ impl Weights {
     pub fn to_text(&self) -> String {
         let join = |v: &[i32]| v.iter().map(i32::to_string).collect::<Vec<_>>().join(" ");
         format!(
-            "level {}\nclass {}\neval_class {}\neval_class_opp {}\nbonus {}\n",
+            "level {}\nclass {}\neval_class {}\neval_class_opp {}\nbonus {}\nplus {}\n",
             join(&self.level),
             join(&self.class),
             join(&self.eval_class),
             join(&self.eval_class_opp),
-            join(&self.bonus)
+            join(&self.bonus),
+            join(&self.plus)
         )
     }
 
@@ -190,6 +212,7 @@ mod tests {
             eval_class: [0, 5, -3, 0, 0, 0, 0, 0],
             eval_class_opp: [0, 2, 9, 0, 1, 0, 0, 0],
             bonus: [2900, 1400, 700, 810],
+            plus: [7, -4, 30],
         };
         assert_eq!(Weights::parse(&w.to_text()), Ok(w));
         assert_eq!(
@@ -244,6 +267,10 @@ mod tests {
         assert_eq!(w.bonus, DEFAULT_BONUS);
         let twice = format!("{one}bonus 1 2 3 4\nbonus 1 2 3 4\n");
         assert_eq!(Weights::parse(&twice), Err(ParseError::Count("bonus")));
+        // Without a `plus` line, no cross-line terms; a second one is refused.
+        assert_eq!(w.plus, [0; PLUSES]);
+        let twice = format!("{one}plus 1 2 3\nplus 1 2 3\n");
+        assert_eq!(Weights::parse(&twice), Err(ParseError::Count("plus")));
         assert_eq!(
             Weights::parse(&format!("{one}bonus 1 2 3\n")),
             Err(ParseError::BadValues {
