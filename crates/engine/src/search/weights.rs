@@ -1,8 +1,9 @@
 //! The pattern evaluation's weights: the value of each line [`Level`](super::pattern::Level)
 //! and the extra value of each combined [`Class`](super::position::Class) of a cell (the
 //! cross-line combinations: four-three, double three, open four or double four...). A cell's
-//! value for a player is the sum of its four lines' level values plus its class's value; the
-//! evaluation sums the cells (see [`position`](super::position)).
+//! value for a player is the sum of its four lines' level values plus its class's value and
+//! its cross-line term ([`Weights::plus`]: a double two, a three or a four with a two beside
+//! it); the evaluation sums the cells (see [`position`](super::position)).
 //!
 //! The numbers live in `weights.txt` beside this file, built in with `include_str!` and parsed
 //! once on first use: the engine reads no file. The `texel` example (docs/engine.md, "Texel
