@@ -82,10 +82,10 @@ fn class_of(levels: [Level; 4]) -> (Class, u32) {
 /// class value and the cross-line term.
 fn combine_slow(levels: [Level; 4], w: &Weights) -> (Class, i32) {
     let value: i32 = levels.iter().map(|&l| w.level[l as usize]).sum();
-    let class = class_of(levels).0;
+    let (class, dev) = class_of(levels);
     (
         class,
-        value + w.class[class as usize] + cross_line(levels, &w.plus),
+        value + w.class[class as usize] + cross_term(class, dev, &w.plus),
     )
 }
 
@@ -93,10 +93,16 @@ fn combine_slow(levels: [Level; 4], w: &Weights) -> (Class, i32) {
 /// have levels `levels`: a class that meets developing lines elsewhere on the cell (a double
 /// two, an open three or a four with a two or a blocked three on another line).
 pub fn cross_line(levels: [Level; 4], plus: &[i32; PLUSES]) -> i32 {
-    match class_of(levels) {
-        (C_DEV, dev) if dev >= 2 => plus[0],
-        (C_THREE, dev) if dev >= 1 => plus[1],
-        (C_FOUR, dev) if dev >= 1 => plus[2],
+    let (class, dev) = class_of(levels);
+    cross_term(class, dev, plus)
+}
+
+/// [`cross_line`] from the cell's class and its number of developing lines ([`class_of`]).
+fn cross_term(class: Class, dev: u32, plus: &[i32; PLUSES]) -> i32 {
+    match class {
+        C_DEV if dev >= 2 => plus[0],
+        C_THREE if dev >= 1 => plus[1],
+        C_FOUR if dev >= 1 => plus[2],
         _ => 0,
     }
 }
