@@ -308,12 +308,12 @@ mod tests {
             ratings,
             [
                 ("beginner", Some(1200.0)),
-                ("casual", Some(1439.0)),
-                ("club", Some(1710.0)),
-                ("strong", Some(1956.0)),
-                ("expert", Some(2251.0)),
-                ("master", Some(2499.0)),
-                ("classic", Some(1133.0)),
+                ("casual", Some(1411.0)),
+                ("club", Some(1678.0)),
+                ("strong", Some(2007.0)),
+                ("expert", Some(2303.0)),
+                ("master", Some(2506.0)),
+                ("classic", Some(1107.0)),
             ]
         );
         assert_eq!(c.ratings.min_games, 5);

@@ -510,13 +510,13 @@ mod tests {
         assert_eq!(
             s.changes.x,
             Change {
-                before: 1710,
-                after: 1710,
+                before: 1678,
+                after: 1678,
                 delta: 0
             }
         );
         assert!(s.changes.o.delta > 0);
         assert_eq!(s.rows.len(), 1);
-        assert_eq!(r.bot("club"), Some(1710.0));
+        assert_eq!(r.bot("club"), Some(1678.0));
     }
 }
