@@ -1,0 +1,10 @@
+#!/bin/sh
+# The five neighbour matches below master, seed 1, with plus 61 118 145 (2026-11-28, ninth session),
+# the commands of scripts/ladder for those matches. B: a directory with pbrain-caro and caro-match
+# built in release (the engine of c88fe13); OUT: the output directory.
+set -e
+$B/caro-match play --engine1 "$B/pbrain-caro --depth 2 --time-ms 200 --blunder 0.25 --seed 1" --engine2 "$B/pbrain-caro --depth 1" --name1 beginner --name2 novice --rule caro --size 15 --turn-ms 230 --tolerance-ms 250 --games 40 --concurrency 2 --seed 1 --out $OUT/beginner-vs-novice --quiet --openings data/openings/caro15.txt
+$B/caro-match play --engine1 "$B/pbrain-caro --depth 4 --time-ms 400 --blunder 0.12 --seed 1" --engine2 "$B/pbrain-caro --depth 2 --time-ms 200 --blunder 0.25 --seed 1" --name1 casual --name2 beginner --rule caro --size 15 --turn-ms 444 --tolerance-ms 250 --games 40 --concurrency 2 --seed 1 --out $OUT/casual-vs-beginner --quiet --openings data/openings/caro15.txt
+$B/caro-match play --engine1 "$B/pbrain-caro --depth 7 --time-ms 1000 --blunder 0.05 --seed 1" --engine2 "$B/pbrain-caro --depth 4 --time-ms 400 --blunder 0.12 --seed 1" --name1 club --name2 casual --rule caro --size 15 --turn-ms 1111 --tolerance-ms 250 --games 40 --concurrency 2 --seed 1 --out $OUT/club-vs-casual --quiet --openings data/openings/caro15.txt
+$B/caro-match play --engine1 "$B/pbrain-caro --depth 9 --time-ms 1000 --blunder 0 --seed 1" --engine2 "$B/pbrain-caro --depth 7 --time-ms 1000 --blunder 0.05 --seed 1" --name1 strong --name2 club --rule caro --size 15 --turn-ms 1111 --tolerance-ms 250 --games 40 --concurrency 2 --seed 1 --out $OUT/strong-vs-club --quiet --openings data/openings/caro15.txt
+$B/caro-match play --engine1 "$B/pbrain-caro --depth 64 --time-ms 250 --blunder 0 --seed 1" --engine2 "$B/pbrain-caro --depth 9 --time-ms 1000 --blunder 0 --seed 1" --name1 expert --name2 strong --rule caro --size 15 --turn-ms 1111 --tolerance-ms 250 --games 40 --concurrency 2 --seed 1 --out $OUT/expert-vs-strong --quiet --openings data/openings/caro15.txt
