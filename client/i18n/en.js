@@ -58,9 +58,9 @@ export default {
   // bot levels shipped in config.toml: translated only when the server's text is this one
   "bot.beginner": "Learning the game: misses a lot",
   "bot.casual": "Sees your threats, slips now and then",
-  "bot.club": "A solid club player: reads seven moves ahead, rarely slips",
+  "bot.club": "A solid club player: reads eight moves ahead, rarely slips",
   "bot.strong": "Reads nine moves ahead, never blunders",
-  "bot.expert": "Our full search, a quarter of a second a move",
+  "bot.expert": "Reads twelve moves ahead, never blunders",
   "bot.master": "Our strongest search, two seconds a move",
   "bot.classic": "The original engine: fixed-depth alpha-beta",
 

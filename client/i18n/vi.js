@@ -58,9 +58,9 @@ export default {
   // bot levels shipped in config.toml: translated only when the server's text is the shipped one
   "bot.beginner": "Mới học chơi: bỏ sót nhiều",
   "bot.casual": "Thấy được đòn của bạn, thỉnh thoảng sơ hở",
-  "bot.club": "Kỳ thủ câu lạc bộ vững vàng: tính trước bảy nước, hiếm khi sơ hở",
+  "bot.club": "Kỳ thủ câu lạc bộ vững vàng: tính trước tám nước, hiếm khi sơ hở",
   "bot.strong": "Tính trước chín nước, không bao giờ đi hớ",
-  "bot.expert": "Tìm kiếm đầy đủ của chúng tôi, một phần tư giây mỗi nước",
+  "bot.expert": "Tính trước mười hai nước, không bao giờ đi hớ",
   "bot.master": "Mạnh nhất của chúng tôi, hai giây mỗi nước",
   "bot.classic": "Engine gốc: alpha-beta độ sâu cố định",
 

@@ -308,12 +308,12 @@ mod tests {
             ratings,
             [
                 ("beginner", Some(1200.0)),
-                ("casual", Some(1411.0)),
-                ("club", Some(1678.0)),
-                ("strong", Some(2007.0)),
-                ("expert", Some(2303.0)),
-                ("master", Some(2506.0)),
-                ("classic", Some(1107.0)),
+                ("casual", Some(1473.0)),
+                ("club", Some(1733.0)),
+                ("strong", Some(1935.0)),
+                ("expert", Some(2164.0)),
+                ("master", Some(2483.0)),
+                ("classic", Some(1110.0)),
             ]
         );
         assert_eq!(c.ratings.min_games, 5);
