@@ -34,3 +34,5 @@
 #   clubC: --depth 8 --time-ms 1000 --blunder 0.05; e10/e11/e12: --depth 10/11/12 --time-ms 1000 --blunder 0; beg20: --depth 2 --time-ms 200 --blunder 0.2;
 #   beginner, club, strong, novice: the levels of config.toml before (club --depth 7); turn 444 against beginner, 230 for beg20-novice, else 1111.
 caro-match rate --anchor classic seed1/*-vs-* seed3/* seed4/*
+# After the fit: master against expert with seed 3 (extra-seed3/, not in ratings.txt; the published ratings keep the 920-game fit):
+/work/bin/cur/caro-match play --engine1 '/work/bin/cur/pbrain-caro --depth 64 --time-ms 2000 --blunder 0 --seed 3' --engine2 '/work/bin/cur/pbrain-caro --depth 12 --time-ms 1000 --blunder 0 --seed 3' --name1 master --name2 expert --rule caro --size 15 --turn-ms 2222 --tolerance-ms 250 --games 40 --concurrency 2 --seed 3 --out extra-seed3/master-vs-expert --quiet --openings /work/main/data/openings/caro15.txt
