@@ -174,8 +174,16 @@ async fn a_room_that_opens_and_closes_between_updates_is_removed() {
     a.send(json!({"type": "leave_room", "id": 2, "room_id": room}))
         .await;
     assert_eq!(a.recv().await["type"], "left");
+    let mut update = w.recv().await;
+    // The feed's first look is at its start, but on a loaded machine its task can first run
+    // after the room opened and the watcher came: that look lists the room, before the one that
+    // removes it.
+    if update["removed"] == json!([]) {
+        assert_eq!(update["rooms"][0]["room_id"], room, "{update}");
+        update = w.recv().await;
+    }
     assert_eq!(
-        w.recv().await,
+        update,
         json!({"type": "lobby_update", "rooms": [], "removed": [room]})
     );
     server.stop().await;

@@ -46,7 +46,7 @@ fn weights_file(w: &Weights, sp: &SearchParams, spsa: &Spsa, done: u64, how: &st
         "# The pattern evaluation's weights (docs/engine.md, \"Texel tuning\" and \"Tuning by \
          play: SPSA\").\n# Built into the engine with include_str! (search::weights).\n\
          # Written by the `spsa` example after {done} of {} game pairs: {how}.\n\
-         # level: value of one line level (none, B1, F1, B2, F2, B3, F3, B4, F4, F5);\n\
+         # level: value of one line level (none, B1, F1, B2, F2, B3, F3, F3S, B4, F4, F5);\n\
          # class: extra value of a cell by its combined class over its four lines (none, dev,\n\
          # three, four, three-three, four-three, flex4, win); eval_class: the same, for the\n\
          # evaluation alone, the side to move's cells; eval_class_opp: the same for the\n\

@@ -151,23 +151,25 @@ fn main() {
         // The cell values stay positive (the ordering adds them); the evaluation's class terms
         // may be negative, but only the cell values can reach this floor.
         min: if eval_free { -100_000 } else { 0 },
-        // Levels in order (pattern::B1 = 1, F1, B2, F2, B3, F3, B4, F4, F5 = 9): within the
-        // blocked and the open shapes, more stones are worth more, an open shape at least its
-        // blocked one (an open three may outweigh a four: nothing here orders them). The move ordering reads these
-        // values too, and an unordered table made it try a two before a three.
+        // Levels in order (pattern::B1 = 1, F1, B2, F2, B3, F3, F3S, B4, F4, F5 = 10): within
+        // the blocked and the open shapes, more stones are worth more, a strong three at least
+        // a three, an open shape at least its blocked one (an open three may outweigh a four:
+        // nothing here orders them). The move ordering reads these values too, and an
+        // unordered table made it try a two before a three.
         ordered: vec![
             (1, 3),
             (3, 5),
-            (5, 7),
-            (7, 9),
+            (5, 8),
+            (8, 10),
             (2, 4),
             (4, 6),
-            (6, 8),
-            (8, 9),
+            (6, 7),
+            (7, 9),
+            (9, 10),
             (1, 2),
             (3, 4),
             (5, 6),
-            (7, 8),
+            (8, 9),
             // A double three is worth no more than a four-three (which wins outright).
             (LEVELS + 4, LEVELS + 5),
         ],
@@ -197,7 +199,7 @@ fn main() {
         "# The pattern evaluation's weights (docs/engine.md, \"Texel tuning\"). Built into the engine\n\
          # with include_str! (search::weights) once copied to crates/engine/src/search/weights.txt.\n\
          # Written by the `texel` example (scripts/texel.sh).\n\
-         # level: value of one line level (none, B1, F1, B2, F2, B3, F3, B4, F4, F5);\n\
+         # level: value of one line level (none, B1, F1, B2, F2, B3, F3, F3S, B4, F4, F5);\n\
          # class: extra value of a cell by its combined class over its four lines (none, dev,\n\
          # three, four, three-three, four-three, flex4, win); eval_class: the same, for the\n\
          # evaluation alone, the side to move's cells (the move ordering reads level and class,\n\

@@ -241,7 +241,7 @@ mod tests {
             first
         );
         let mut flat = *crate::search::weights::Weights::built();
-        flat.level = [0, 1, 1, 1, 1, 1, 1, 1, 1, 1000];
+        flat.level = [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1000];
         flat.eval_class = [0; 8];
         a.set_weights(&flat);
         // Flat levels cannot tell a three from a one: the built weights win with either colour.

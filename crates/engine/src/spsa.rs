@@ -433,13 +433,13 @@ mod tests {
             },
             w
         );
-        // The cross-line set is the last three of the whole set, alone.
+        // The cross-line set is the last four of the whole set, alone.
         let plus = params(&w, 0.002, Set::Plus);
         let names = |p: &[Param]| p.iter().map(|p| p.name.clone()).collect::<Vec<_>>();
-        assert_eq!(names(&plus), ["plus[0]", "plus[1]", "plus[2]"]);
-        assert_eq!(names(&p[p.len() - 3..]), names(&plus));
-        let m = apply(&w, &[12.0, -3.0, 40.0], Set::Plus);
-        assert_eq!(m.plus, [12, -3, 40]);
+        assert_eq!(names(&plus), ["plus[0]", "plus[1]", "plus[2]", "plus[3]"]);
+        assert_eq!(names(&p[p.len() - 4..]), names(&plus));
+        let m = apply(&w, &[12.0, -3.0, 40.0, 7.0], Set::Plus);
+        assert_eq!(m.plus, [12, -3, 40, 7]);
         assert_eq!(Weights { plus: w.plus, ..m }, w);
     }
 

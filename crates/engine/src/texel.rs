@@ -249,7 +249,7 @@ mod tests {
         split.eval_class = [0, 7, 91, 168, 357, -20, 5, 0];
         split.eval_class_opp = [0, 3, 150, 120, 500, 40, -9, 0];
         let mut crossed = built;
-        crossed.plus = [25, -12, 60];
+        crossed.plus = [25, -12, 60, 15];
         let mut plain = built;
         plain.plus = [0; PLUSES];
         for w in [built, split, crossed, plain] {

@@ -58,10 +58,10 @@ fn assert_legal(board: &Board, r: &SearchResult, what: &str) {
 #[test]
 fn one_thread_is_the_single_threaded_search() {
     let expected = [
-        (56_539, "4,12"),
-        (14_865, "3,6"),
-        (7_489, "8,1"),
-        (19_000, "6,11"),
+        (57_061, "4,12"),
+        (15_537, "3,6"),
+        (9_803, "2,7"),
+        (20_769, "10,11"),
     ];
     let stop = AtomicBool::new(false);
     for ((id, board), (nodes, best)) in bench_boards().into_iter().zip(expected) {

@@ -15,5 +15,5 @@ fn the_built_weights_are_the_files() {
     // The values the move ordering's thresholds and the threat rules lean on stay positive and
     // ordered: a five above an open four above a four above an open three.
     assert!(file.level.iter().chain(&file.class).all(|&v| v >= 0));
-    assert!(file.level[9] > file.level[8] && file.level[8] > file.level[7]);
+    assert!(file.level[10] > file.level[9] && file.level[9] > file.level[8]);
 }

@@ -13,7 +13,8 @@
 //! The classification ([`Level`]) is recursive, as in Rapfi's pattern codes: a five if the
 //! stone wins; a flexible (open) four if afterwards two or more cells would each complete a win
 //! through it; a four if exactly one would; otherwise the best level one more stone in the
-//! window reaches, lowered by one step (a three is what can become a four, and so on).
+//! window reaches, lowered by one step (a three is what can become a four, and so on), with one
+//! distinction more: an open three that two cells turn into an open four is a strong one.
 //! "Win" is asked of [`caro::wins`] so every variant is exact: a five that would be blocked at
 //! both ends is no five under caro, an overline is no five under exact five, and so a "four"
 //! whose only completion is such a five is not a four.
@@ -48,14 +49,32 @@ pub const B2: Level = 3;
 pub const F2: Level = 4;
 /// A blocked three (can become a four).
 pub const B3: Level = 5;
-/// An open three (can become an open four).
+/// An open three (can become an open four) in one way only: a split three, or one with
+/// little room.
 pub const F3: Level = 6;
+/// An open three that two or more cells turn into an open four (`..xxx..`): the defender must
+/// answer next to it.
+pub const F3S: Level = 7;
 /// A four: exactly one cell then completes a win.
-pub const B4: Level = 7;
+pub const B4: Level = 8;
 /// An open four (or a double four in one line): two cells complete a win.
-pub const F4: Level = 8;
+pub const F4: Level = 9;
 /// A winning line.
-pub const F5: Level = 9;
+pub const F5: Level = 10;
+
+/// The level a line has when one more stone in its window reaches `next` at best: one step
+/// weaker (a four's is a three, a three's a two, and so on).
+const fn below(next: Level) -> Level {
+    match next {
+        F4 => F3,
+        B4 => B3,
+        F3 | F3S => F2,
+        B3 => B2,
+        F2 => F1,
+        B2 => B1,
+        _ => NONE,
+    }
+}
 
 /// Swaps the roles of the two players in a window key.
 #[inline]
@@ -255,15 +274,20 @@ fn classify(key: u32, rule: Rule, k: u8, memo: &mut [Level]) -> Level {
         }
         match wins {
             0 => {
-                let mut best = NONE;
+                let (mut best, mut open_fours) = (NONE, 0);
                 for i in RADIUS - reach..=RADIUS + reach {
                     if i != RADIUS && line[i] == 0 {
                         let off = i as isize - RADIUS as isize;
-                        let next = key | (1 << shift(off));
-                        best = best.max(classify(next, rule, k, memo).saturating_sub(2));
+                        let next = classify(key | (1 << shift(off)), rule, k, memo);
+                        open_fours += (next == F4) as u32;
+                        best = best.max(below(next));
                     }
                 }
-                best
+                if open_fours >= 2 {
+                    F3S
+                } else {
+                    best
+                }
             }
             1 => B4,
             // Under the caro rules one stone can stop two completions: on one of them, it
@@ -334,7 +358,20 @@ mod tests {
         assert_eq!(t.level(key(".....oxx_x.....")), B4);
         assert_eq!(t.level(key("....x._xx......")), B4, "split four");
         assert_eq!(t.level(key("......x._x.....")), F3, "split three");
-        assert_eq!(t.level(key("......x_x......")), F3);
+        assert_eq!(
+            t.level(key("......x_x......")),
+            F3S,
+            "two ways to an open four"
+        );
+        assert_eq!(t.level(key(".....x_x.......")), F3S);
+        assert_eq!(t.level(key("###.x_x.....")), F3, "one way: the edge");
+        assert_eq!(t.level(key("....o..x_x.....")), F3S, "room enough");
+        assert_eq!(
+            t.level(key("......o.x_x....")),
+            F3,
+            "one way: o.xxx grows to the right"
+        );
+        assert_eq!(t.level(key("......xx_.x....")), B4);
         assert_eq!(t.level(key("......ox_x.....")), B3);
         assert_eq!(t.level(key("......._x......")), F2);
         assert_eq!(t.level(key("......o_xo.....")), NONE);

@@ -17,8 +17,8 @@ use crate::rules::caro::{self, End};
 use crate::rules::Rule;
 use crate::{zobrist, Board, Move, Player};
 
-use super::pattern::{self, Level, Table, B4, F3, F4, F5, RADIUS};
-use super::weights::{Weights, BONUSES, PLUSES};
+use super::pattern::{self, Level, Table, B4, F3, F3S, F4, F5, RADIUS};
+use super::weights::{Weights, BONUSES, LEVELS, PLUSES};
 
 /// The combined threat a stone on a cell would make for one player, strongest last.
 pub type Class = u8;
@@ -44,16 +44,21 @@ pub const CLASSES: usize = 8;
 /// Hash change of a pass (a fixed random number).
 const PASS_KEY: u64 = 0x5D58_8B65_6C07_8965;
 
-/// A cell's class for one player from its four line levels, and how many of the lines are
-/// developing ones (level `F2` or `B3`, a two or a blocked three).
-fn class_of(levels: [Level; 4]) -> (Class, u32) {
-    let (mut n5, mut nf4, mut n4, mut n3, mut dev) = (0, 0, 0, 0, 0);
+/// A cell's class for one player from its four line levels, how many of the lines are
+/// developing ones (level `F2` or `B3`, a two or a blocked three), and whether one of them is a
+/// strong open three (`F3S`).
+fn class_of(levels: [Level; 4]) -> (Class, u32, bool) {
+    let (mut n5, mut nf4, mut n4, mut n3, mut dev, mut strong) = (0, 0, 0, 0, 0, false);
     for l in levels {
         match l {
             F5 => n5 += 1,
             F4 => nf4 += 1,
             B4 => n4 += 1,
             F3 => n3 += 1,
+            F3S => {
+                n3 += 1;
+                strong = true;
+            }
             l if l >= pattern::F2 => dev += 1,
             _ => {}
         }
@@ -75,17 +80,17 @@ fn class_of(levels: [Level; 4]) -> (Class, u32) {
     } else {
         C_NONE
     };
-    (class, dev)
+    (class, dev, strong)
 }
 
 /// A cell's class and value for one player from its four line levels: the level values, the
 /// class value and the cross-line term.
 fn combine_slow(levels: [Level; 4], w: &Weights) -> (Class, i32) {
     let value: i32 = levels.iter().map(|&l| w.level[l as usize]).sum();
-    let (class, dev) = class_of(levels);
+    let (class, dev, strong) = class_of(levels);
     (
         class,
-        value + w.class[class as usize] + cross_term(class, dev, &w.plus),
+        value + w.class[class as usize] + cross_term(class, dev, strong, &w.plus),
     )
 }
 
@@ -93,22 +98,28 @@ fn combine_slow(levels: [Level; 4], w: &Weights) -> (Class, i32) {
 /// have levels `levels`: a class that meets developing lines elsewhere on the cell (a double
 /// two, an open three or a four with a two or a blocked three on another line).
 pub fn cross_line(levels: [Level; 4], plus: &[i32; PLUSES]) -> i32 {
-    let (class, dev) = class_of(levels);
-    cross_term(class, dev, plus)
+    let (class, dev, strong) = class_of(levels);
+    cross_term(class, dev, strong, plus)
 }
 
 /// [`cross_line`] from the cell's class and its number of developing lines ([`class_of`]).
-fn cross_term(class: Class, dev: u32, plus: &[i32; PLUSES]) -> i32 {
-    match class {
-        C_DEV if dev >= 2 => plus[0],
-        C_THREE if dev >= 1 => plus[1],
-        C_FOUR if dev >= 1 => plus[2],
-        _ => 0,
-    }
+fn cross_term(class: Class, dev: u32, strong: bool, plus: &[i32; PLUSES]) -> i32 {
+    let strong_three = if class == C_THREE && strong {
+        plus[3]
+    } else {
+        0
+    };
+    strong_three
+        + match class {
+            C_DEV if dev >= 2 => plus[0],
+            C_THREE if dev >= 1 => plus[1],
+            C_FOUR if dev >= 1 => plus[2],
+            _ => 0,
+        }
 }
 
 /// What a position evaluates with, made from [`Weights`] once: the class and value of every
-/// combination of four levels (`combine_slow` for each, 10^4 entries, 80 KB), the
+/// combination of four levels (`combine_slow` for each, 11^4 entries, 117 KB), the
 /// evaluation's class terms and its threat terms. Shared by every position of an engine (an
 /// [`Arc`]); the built weights' are made once per process ([`Tables::built`]).
 #[derive(Clone, Debug)]
@@ -124,9 +135,10 @@ pub struct Tables {
 impl Tables {
     /// The tables of weights `w`.
     pub fn new(w: &Weights) -> Tables {
-        let combos = (0..10_000)
+        let base = LEVELS as u32;
+        let combos = (0..base.pow(4))
             .map(|n: u32| {
-                let l = |d: u32| ((n / 10u32.pow(d)) % 10) as Level;
+                let l = |d: u32| ((n / base.pow(d)) % base) as Level;
                 combine_slow([l(3), l(2), l(1), l(0)], w)
             })
             .collect();
@@ -148,8 +160,11 @@ impl Tables {
 }
 
 /// Weight of direction `d`'s level in an index of [`Tables`]' combinations: the four levels are the
-/// decimal digits of the index, so one direction's change is one addition.
-const DIGIT: [u16; 4] = [1000, 100, 10, 1];
+/// digits of the index in base [`LEVELS`], so one direction's change is one addition.
+const DIGIT: [u16; 4] = {
+    let b = LEVELS as u16;
+    [b * b * b, b * b, b, 1]
+};
 
 /// The index in [`Tables`]' combinations of player `p`'s levels in the four `lines` pairs.
 #[inline]
@@ -849,7 +864,7 @@ impl Position {
             let combo = st.combo[p] + DIGIT[d] * n - DIGIT[d] * o;
             st.combo[p] = combo;
             debug_assert!((combo as usize) < self.tables.combos.len());
-            // SAFETY: levels are below 10, so a combination index is below 10^4, the
+            // SAFETY: levels are below LEVELS, so a combination index is below LEVELS^4, the
             // table's length.
             let (class, value) = unsafe { *self.tables.combos.get_unchecked(combo as usize) };
             self.total[p] += value - st.value[p];
@@ -898,7 +913,7 @@ mod tests {
     #[test]
     fn cross_line_terms_go_to_a_threat_that_meets_a_developing_line() {
         use pattern::{B2, B3, F2, NONE};
-        let plus = [10, 20, 30];
+        let plus = [10, 20, 30, 40];
         let term = |levels| cross_line(levels, &plus);
         // A double two (or a two and a blocked three), and not a lone two or a two beside a
         // blocked two.
@@ -911,9 +926,13 @@ mod tests {
         assert_eq!(term([F3, NONE, NONE, B2]), 0);
         assert_eq!(term([NONE, B4, F2, NONE]), 30);
         assert_eq!(term([NONE, B4, NONE, NONE]), 0);
+        // A strong open three, alone or beside a developing line.
+        assert_eq!(term([F3S, NONE, NONE, B2]), 40);
+        assert_eq!(term([NONE, F3S, F2, NONE]), 60);
         // The stronger classes have terms of their own and get none.
         assert_eq!(term([F3, F3, F2, NONE]), 0);
         assert_eq!(term([B4, F3, F2, NONE]), 0);
+        assert_eq!(term([F3S, F3, F2, NONE]), 0);
         assert_eq!(term([F4, F2, F2, NONE]), 0);
         // The term is part of the cell's value in the combination table.
         let mut w = *Weights::built();

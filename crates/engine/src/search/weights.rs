@@ -16,7 +16,7 @@ use super::position::CLASSES;
 
 /// Number of line levels ([`pattern::NONE`](super::pattern::NONE) to
 /// [`pattern::F5`](super::pattern::F5)).
-pub const LEVELS: usize = 10;
+pub const LEVELS: usize = 11;
 
 /// The weights file as built into the engine.
 pub const BUILT_TEXT: &str = include_str!("weights.txt");
@@ -52,7 +52,7 @@ pub struct Weights {
 }
 
 /// Number of cross-line "plus" terms ([`Weights::plus`]).
-pub const PLUSES: usize = 3;
+pub const PLUSES: usize = 4;
 
 /// Number of threat terms ([`Weights::bonus`]).
 pub const BONUSES: usize = 4;
@@ -107,8 +107,8 @@ fn values<const N: usize>(
 
 impl Weights {
     /// Parses the weights file format: `#` comments, blank lines, and one line each of
-    /// `level v0 .. v9` and `class v0 .. v7`, and at most one each of `eval_class v0 .. v7`,
-    /// `eval_class_opp v0 .. v7`, `bonus v0 .. v3` and `plus v0 .. v2`.
+    /// `level v0 .. v10` and `class v0 .. v7`, and at most one each of `eval_class v0 .. v7`,
+    /// `eval_class_opp v0 .. v7`, `bonus v0 .. v3` and `plus v0 .. v3`.
     pub fn parse(text: &str) -> Result<Weights, ParseError> {
         let (mut level, mut class, mut eval_class, mut eval_opp) = (None, None, None, None);
         let (mut n_level, mut n_class, mut n_eval, mut n_opp) = (0, 0, 0, 0);
@@ -208,12 +208,12 @@ mod tests {
     #[test]
     fn the_text_round_trips() {
         let w = Weights {
-            level: [0, 3, -2, 4, 10, 12, 40, 55, 200, 1000],
+            level: [0, 3, -2, 4, 10, 12, 40, 45, 55, 200, 1000],
             class: [0, 1, 0, 7, 150, 300, 400, 2000],
             eval_class: [0, 5, -3, 0, 0, 0, 0, 0],
             eval_class_opp: [0, 2, 9, 0, 1, 0, 0, 0],
             bonus: [2900, 1400, 700, 810],
-            plus: [7, -4, 30],
+            plus: [7, -4, 30, 11],
         };
         assert_eq!(Weights::parse(&w.to_text()), Ok(w));
         assert_eq!(
@@ -233,7 +233,7 @@ mod tests {
             })
         );
         assert_eq!(
-            Weights::parse("# c\nlevel 0 1 2 3 4 5 6 7 8 x\n"),
+            Weights::parse("# c\nlevel 0 1 2 3 4 5 6 7 8 9 x\n"),
             Err(ParseError::BadValues {
                 line: 2,
                 key: "level",
@@ -245,10 +245,10 @@ mod tests {
             Err(ParseError::UnknownKey { line: 1, .. })
         ));
         assert_eq!(
-            Weights::parse("level 0 1 2 4 10 12 40 50 200 1000\n"),
+            Weights::parse("level 0 1 2 4 10 12 40 45 50 200 1000\n"),
             Err(ParseError::Count("class"))
         );
-        let one = "level 0 1 2 4 10 12 40 50 200 1000\nclass 0 0 0 0 150 300 400 2000\n";
+        let one = "level 0 1 2 4 10 12 40 45 50 200 1000\nclass 0 0 0 0 150 300 400 2000\n";
         assert_eq!(Weights::parse(one).map(|w| w.eval_class), Ok([0; CLASSES]));
         let twice = format!("{one}eval_class 0 0 0 0 0 0 0 0\neval_class 0 0 0 0 0 0 0 0\n");
         assert_eq!(Weights::parse(&twice), Err(ParseError::Count("eval_class")));
@@ -270,7 +270,7 @@ mod tests {
         assert_eq!(Weights::parse(&twice), Err(ParseError::Count("bonus")));
         // Without a `plus` line, no cross-line terms; a second one is refused.
         assert_eq!(w.plus, [0; PLUSES]);
-        let twice = format!("{one}plus 1 2 3\nplus 1 2 3\n");
+        let twice = format!("{one}plus 1 2 3 4\nplus 1 2 3 4\n");
         assert_eq!(Weights::parse(&twice), Err(ParseError::Count("plus")));
         assert_eq!(
             Weights::parse(&format!("{one}bonus 1 2 3\n")),
