@@ -96,13 +96,15 @@ fn combine_slow(levels: [Level; 4], w: &Weights) -> (Class, i32) {
 
 /// The cross-line term ([`Weights::plus`], here `plus`) in the value of a cell whose four lines
 /// have levels `levels`: a class that meets developing lines elsewhere on the cell (a double
-/// two, an open three or a four with a two or a blocked three on another line).
+/// two, an open three or a four with a two or a blocked three on another line), and an open
+/// three that is a strong one (`F3S`).
 pub fn cross_line(levels: [Level; 4], plus: &[i32; PLUSES]) -> i32 {
     let (class, dev, strong) = class_of(levels);
     cross_term(class, dev, strong, plus)
 }
 
-/// [`cross_line`] from the cell's class and its number of developing lines ([`class_of`]).
+/// [`cross_line`] from the cell's class, its number of developing lines and whether one of its
+/// lines is a strong open three ([`class_of`]).
 fn cross_term(class: Class, dev: u32, strong: bool, plus: &[i32; PLUSES]) -> i32 {
     let strong_three = if class == C_THREE && strong {
         plus[3]

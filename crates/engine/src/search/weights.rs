@@ -47,7 +47,9 @@ pub struct Weights {
     /// level `F2` or `B3`) on another of its four lines: a development cell with two or more
     /// such lines (a double two, which one more stone can turn into a double three), an open
     /// three with one, a four with one. These are the cross-line combinations the eight classes
-    /// do not tell apart (issue 20). Optional in the file (zeros).
+    /// do not tell apart (issue 20). The fourth is an open three of which one line is a strong
+    /// one (level `F3S`: two cells make it an open four), with or without a developing line.
+    /// Optional in the file (zeros).
     pub plus: [i32; PLUSES],
 }
 
