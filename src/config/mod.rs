@@ -308,12 +308,12 @@ mod tests {
             ratings,
             [
                 ("beginner", Some(1200.0)),
-                ("casual", Some(1473.0)),
-                ("club", Some(1733.0)),
-                ("strong", Some(1935.0)),
-                ("expert", Some(2164.0)),
-                ("master", Some(2483.0)),
-                ("classic", Some(1110.0)),
+                ("casual", Some(1388.0)),
+                ("club", Some(1620.0)),
+                ("strong", Some(1809.0)),
+                ("expert", Some(2046.0)),
+                ("master", Some(2375.0)),
+                ("classic", Some(1076.0)),
             ]
         );
         assert_eq!(c.ratings.min_games, 5);

@@ -510,13 +510,13 @@ mod tests {
         assert_eq!(
             s.changes.x,
             Change {
-                before: 1733,
-                after: 1733,
+                before: 1620,
+                after: 1620,
                 delta: 0
             }
         );
         assert!(s.changes.o.delta > 0);
         assert_eq!(s.rows.len(), 1);
-        assert_eq!(r.bot("club"), Some(1733.0));
+        assert_eq!(r.bot("club"), Some(1620.0));
     }
 }
