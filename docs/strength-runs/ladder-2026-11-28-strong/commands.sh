@@ -17,3 +17,7 @@ $B/caro-match play --engine1 "$B/pbrain-caro --depth 64 --time-ms 2000 --blunder
 # The fits (N=../ladder-2026-11-28-strong-neighbours): 920 games, then 960 with the extra match.
 $B/caro-match rate --anchor classic seed1/*-vs-* $N/seed1/* $N/seed3/* $N/seed4/*
 $B/caro-match rate --anchor classic seed1/*-vs-* $N/seed1/* $N/seed3/* $N/seed4/* extra-seed3/*
+# The trial of expert at depth 13 against strong, seeds 1, 3 and 4 (trials/e13-vs-strong-seedS; nice -n 2):
+for s in 1 3 4; do
+  $B/caro-match play --engine1 "$B/pbrain-caro --depth 13 --time-ms 1000 --blunder 0 --seed $s" --engine2 "$B/pbrain-caro --depth 9 --time-ms 1000 --blunder 0 --seed $s" --name1 expert --name2 strong --rule caro --size 15 --turn-ms 1111 --tolerance-ms 250 --games 40 --concurrency 2 --seed $s --out $OUT/trials/e13-vs-strong-seed$s --quiet --openings data/openings/caro15.txt
+done
