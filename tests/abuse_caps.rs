@@ -5,6 +5,8 @@
 //! Now a player (by player id, whatever its connection) has at most `limits.rooms_per_player`
 //! unfinished rooms, `bot_rooms_per_player` of them bot-vs-bot and `bot_games_per_player` against
 //! a bot, and a bot-vs-bot game nobody has watched for `rooms.unwatched_bot_game_ms` is aborted.
+//! At the server's `limits.max_rooms` a finished room makes way for a new one, so rooms whose
+//! games are over (created and finished as fast as the caps allow) never lock others out.
 //! No wall-clock assertions: every wait is for an event, under the harness timeout.
 
 mod common;
@@ -205,5 +207,85 @@ async fn a_restored_bot_game_nobody_joins_is_aborted() {
         (&game["result"], &game["reason"]),
         (&json!("draw"), &json!("aborted"))
     );
+    server.stop().await;
+}
+
+/// `x` and `o` in a room whose game `x` resigned: both still in it, read up to `game_over`.
+async fn finished_game(server: &TestServer, x: &str, o: &str) -> (Client, Client, String) {
+    let (mut a, _) = server.hello(x).await;
+    let (mut b, _) = server.hello(o).await;
+    let room = created(&mut a, people(1)).await;
+    b.send(json!({"type": "join_room", "room_id": room})).await;
+    assert_eq!(b.recv().await["type"], "room_joined");
+    a.send(json!({"type": "resign", "room_id": room})).await;
+    for c in [&mut a, &mut b] {
+        while c.recv().await["type"] != "game_over" {}
+    }
+    (a, b, room)
+}
+
+/// At `limits.max_rooms` a new room takes the place of a finished one, an empty one first: its
+/// game is recorded and its members hear `room_closed`. Rooms whose games are over (a client
+/// creating and finishing games as fast as it may) never keep others from playing; with every
+/// room unfinished the server still refuses.
+#[tokio::test]
+async fn finished_rooms_make_way_for_new_ones_at_the_server_cap() {
+    let server = start(config_with(
+        "",
+        "max_rooms = 3",
+        "lobby_update_ms = 20",
+        "min_move_ms = 600000",
+    ))
+    .await;
+    let (mut watcher, _) = server.hello("watcher").await;
+    watcher.send(json!({"type": "watch_lobby"})).await;
+    assert_eq!(watcher.recv().await["type"], "room_list");
+
+    // A finished game its players are still in, one everybody left, one waiting.
+    let (mut ann, mut ben, stayed) = finished_game(&server, "ann", "ben").await;
+    let (mut cid, mut dan, left) = finished_game(&server, "cid", "dan").await;
+    for c in [&mut cid, &mut dan] {
+        c.send(json!({"type": "leave_room", "id": 2, "room_id": left}))
+            .await;
+        assert_eq!(
+            c.recv_skip(&["room_update"]).await,
+            json!({"type": "left", "re": 2, "room_id": left})
+        );
+    }
+    let (mut eve, _) = server.hello("eve").await;
+    created(&mut eve, people(1)).await;
+
+    // The server is full: the empty finished room makes way first...
+    let (mut fay, _) = server.hello("fay").await;
+    created(&mut fay, people(1)).await;
+    closed_in_lobby(&mut watcher, &left).await;
+    // ... then the one with its players in it, who hear that it closed.
+    let (mut gus, _) = server.hello("gus").await;
+    created(&mut gus, people(1)).await;
+    for c in [&mut ann, &mut ben] {
+        assert_eq!(
+            c.recv_skip(&["room_update"]).await,
+            json!({"type": "room_closed", "room_id": stayed})
+        );
+    }
+    closed_in_lobby(&mut watcher, &stayed).await;
+
+    // Three rooms waiting for players: nothing makes way.
+    let (mut hal, _) = server.hello("hal").await;
+    assert_eq!(
+        reply(&mut hal, people(5)).await,
+        json!({"type": "error", "re": 5, "code": "too_many_rooms",
+            "message": "the server has as many rooms as it allows; try again later"})
+    );
+    // The finished games stay recorded.
+    for room in [&stayed, &left] {
+        let (status, body) = server.get(&format!("/api/games/{room}")).await;
+        assert!(status.contains("200"), "{status}");
+        let game: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            (&game["result"], &game["reason"]),
+            (&json!("o"), &json!("resign"))
+        );
+    }
     server.stop().await;
 }

@@ -37,7 +37,9 @@ pub use remote::RemoteRoom;
 use crate::client::ClientHandle;
 use crate::cluster::Link;
 use crate::latest::Latest;
-use crate::protocol::{encode, ErrorCode, Listed, ProtoError, RoomSummary, SeatSpec, ServerMsg};
+use crate::protocol::{
+    encode, ErrorCode, Listed, PlayerInfo, ProtoError, RoomStatus, RoomSummary, SeatSpec, ServerMsg,
+};
 use crate::room::{self, Joined, Matchup, RoomContext, RoomHandle, RoomParams, Who};
 use crate::store::{hash_token, now_ms, GameRecord, StoreEvent};
 
@@ -117,6 +119,10 @@ struct Rooms {
     closed: Mutex<Vec<Arc<str>>>,
     /// Rooms claimed and not yet in `map` (each an [`Opening`]): counted against `max_rooms`.
     opening: std::sync::atomic::AtomicUsize,
+    /// Finished rooms of `map` told to close to make way for new ones ([`Rooms::claim`]): no
+    /// longer counted against `max_rooms`. Locked before `map` is touched, so that a room
+    /// leaves this set and the map in one step.
+    closing: Mutex<HashSet<Arc<str>>>,
     /// The unfinished rooms each player has created.
     claims: Mutex<Claims>,
     /// The store rooms record to (for the fence of a new room in a cluster).
@@ -141,14 +147,30 @@ impl Rooms {
         let mut claims = self.claims.lock();
         // Under the claims' lock, so that the check and the count are one step for creations
         // racing on other threads. Counted in `opening` until its task starts (an `Opening`).
-        if self.map.len() + self.opening.load(Ordering::Relaxed) >= self.max_rooms {
-            return Err(ProtoError::new(
-                ErrorCode::TooManyRooms,
-                "the server has as many rooms as it allows; try again later",
-            ));
-        }
+        let mut closing = self.closing.lock();
+        let open = self.map.len() + self.opening.load(Ordering::Relaxed);
+        // At the cap a finished room makes way: its game is recorded, so only its watchers
+        // lose anything, while a refusal would let rooms nobody plays in (a client creating
+        // and finishing games quickly) keep everyone else from playing.
+        let make_way = if open.saturating_sub(closing.len()) >= self.max_rooms {
+            let room = self.finished_room(&closing).ok_or_else(|| {
+                ProtoError::new(
+                    ErrorCode::TooManyRooms,
+                    "the server has as many rooms as it allows; try again later",
+                )
+            })?;
+            Some(room)
+        } else {
+            None
+        };
         claims.claim(&caps, id.clone(), creator, matchup, elsewhere)?;
+        if let Some(room) = make_way {
+            tracing::info!(room = %room.id, "finished room closed for a new one (limits.max_rooms)");
+            closing.insert(room.id.clone());
+            room.reclaim();
+        }
         self.opening.fetch_add(1, Ordering::Relaxed);
+        drop(closing);
         drop(claims);
         let noting = self.owned(&id, creator, matchup);
         Ok(Opening {
@@ -157,6 +179,32 @@ impl Rooms {
             noting,
             opened: false,
         })
+    }
+
+    /// A finished room of this node, not already closing, to close for a new one: one nobody is
+    /// in (no spectator, no player connected) if there is one, else any.
+    fn finished_room(&self, closing: &HashSet<Arc<str>>) -> Option<RoomHandle> {
+        let mut occupied = None;
+        for entry in self.map.iter() {
+            if !entry.handle.is_local() || closing.contains(entry.key()) {
+                continue;
+            }
+            let (finished, empty) = entry.summary.read(|s| {
+                let connected = |p: &Option<PlayerInfo>| {
+                    p.as_ref().is_some_and(|p| p.kind == "human" && p.connected)
+                };
+                let empty =
+                    s.spectators == 0 && !connected(&s.players.x) && !connected(&s.players.o);
+                (s.status == RoomStatus::Finished, empty)
+            });
+            if finished && empty {
+                return Some(entry.handle.clone());
+            }
+            if finished && occupied.is_none() {
+                occupied = Some(entry.handle.clone());
+            }
+        }
+        occupied
     }
 
     /// Uncounts room `id` (here, and in a cluster for every node).
@@ -229,7 +277,12 @@ impl room::Registry for Rooms {
     }
     fn room_closed(&self, id: &str) {
         self.release(id);
-        if let Some((id, _)) = self.map.remove(id) {
+        let removed = {
+            let mut closing = self.closing.lock();
+            closing.remove(id);
+            self.map.remove(id)
+        };
+        if let Some((id, _)) = removed {
             if let Some(link) = self.cluster.get() {
                 self.store().release_room(&id);
                 link.release(&id);

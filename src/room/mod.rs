@@ -342,6 +342,9 @@ pub(crate) enum StopWhy {
     /// Another node of a cluster runs the room now: its members are closed with 1012, to
     /// reconnect to it.
     Moved,
+    /// A finished room makes way for a new one at `limits.max_rooms`: its members get
+    /// `room_closed`, as when `rooms.finished_ttl_ms` runs out.
+    Reclaimed,
 }
 
 fn gone() -> ProtoError {
@@ -382,6 +385,12 @@ impl RoomHandle {
     /// more (its fence is gone anyway) and its members reconnect (1012) to the new owner.
     pub fn moved(&self) {
         self.stop_for(StopWhy::Moved);
+    }
+
+    /// Closes a finished room of this node to make way for a new one (`limits.max_rooms`); its
+    /// members get `room_closed`.
+    pub fn reclaim(&self) {
+        self.stop_for(StopWhy::Reclaimed);
     }
 
     fn stop_for(&self, why: StopWhy) {
