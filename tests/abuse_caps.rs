@@ -289,3 +289,66 @@ async fn finished_rooms_make_way_for_new_ones_at_the_server_cap() {
     }
     server.stop().await;
 }
+
+/// A client of the server at `addr` from the loopback address `from`, after `hello` as `name`.
+async fn hello_from(from: &str, addr: std::net::SocketAddr, name: &str) -> Client {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket
+        .bind(std::net::SocketAddr::new(from.parse().unwrap(), 0))
+        .unwrap();
+    let tcp = socket.connect(addr).await.unwrap();
+    let (ws, _) = tokio_tungstenite::client_async(
+        format!("ws://{addr}/ws"),
+        tokio_tungstenite::MaybeTlsStream::Plain(tcp),
+    )
+    .await
+    .unwrap();
+    let mut c = Client { ws };
+    c.send(json!({"type": "hello", "name": name})).await;
+    assert_eq!(c.recv().await["type"], "welcome");
+    c
+}
+
+/// The players of one address together have at most `limits.rooms_per_ip` unfinished rooms:
+/// sessions cost nothing, so the per-player caps alone would let one client open players until
+/// it held every room. Another address is not concerned, and a room that closes gives its place
+/// back.
+#[tokio::test]
+async fn one_address_cannot_take_every_room_with_new_players() {
+    let server = start(config_with(
+        "",
+        "rooms_per_player = 2\nrooms_per_ip = 3",
+        "lobby_update_ms = 20\nempty_ttl_ms = 50",
+        "min_move_ms = 600000",
+    ))
+    .await;
+    let (mut a, _) = server.hello("first").await;
+    let (mut b, _) = server.hello("second").await;
+    created(&mut a, people(1)).await;
+    let waiting = created(&mut a, people(2)).await;
+    created(&mut b, people(1)).await;
+    let refused = |re: u64| {
+        json!({"type": "error", "re": re, "code": "too_many_rooms_for_player",
+            "message": "your address has as many unfinished rooms as one address may have (3); finish one first"})
+    };
+    assert_eq!(reply(&mut b, people(2)).await, refused(2));
+    // A new player from the same address is no way round it.
+    let (mut c, _) = server.hello("third").await;
+    assert_eq!(reply(&mut c, people(1)).await, refused(1));
+    // Another address is not concerned.
+    let mut d = hello_from("127.0.0.2", server.addr, "elsewhere").await;
+    created(&mut d, people(1)).await;
+    created(&mut d, people(2)).await;
+
+    // A waiting room left empty closes (`rooms.empty_ttl_ms`) and gives its place back.
+    let (mut watcher, _) = server.hello("watcher").await;
+    watcher.send(json!({"type": "watch_lobby"})).await;
+    assert_eq!(watcher.recv().await["type"], "room_list");
+    a.send(json!({"type": "leave_room", "id": 3, "room_id": waiting}))
+        .await;
+    assert_eq!(a.recv_skip(&["room_update"]).await["type"], "left");
+    closed_in_lobby(&mut watcher, &waiting).await;
+    created(&mut c, people(2)).await;
+    assert_eq!(reply(&mut b, people(3)).await, refused(3));
+    server.stop().await;
+}

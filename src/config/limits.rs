@@ -32,6 +32,9 @@ pub struct RawLimits {
     pub bot_rooms_per_player: usize,
     /// Of those, rooms with one bot seat (a game against a bot).
     pub bot_games_per_player: usize,
+    /// Rooms created from one address (an IPv6 /64) whose game has not finished, whatever the
+    /// players; 0: unlimited.
+    pub rooms_per_ip: usize,
     /// Spectators per room.
     pub max_spectators: usize,
     /// Longest player name, in characters.
@@ -74,6 +77,7 @@ impl Default for RawLimits {
             rooms_per_player: 10,
             bot_rooms_per_player: 2,
             bot_games_per_player: 4,
+            rooms_per_ip: 64,
             max_spectators: 500,
             max_name_chars: 24,
             min_board: 5,
@@ -116,6 +120,8 @@ pub struct Limits {
     pub bot_rooms_per_player: usize,
     /// Unfinished games against a bot one player has created (>= 1).
     pub bot_games_per_player: usize,
+    /// Unfinished rooms created from one address; `None`: unlimited (written as 0).
+    pub rooms_per_ip: Option<usize>,
     /// Spectators per room.
     pub max_spectators: usize,
     /// Longest name (>= 1).
@@ -161,6 +167,7 @@ impl TryFrom<RawLimits> for Limits {
             rooms_per_player,
             bot_rooms_per_player,
             bot_games_per_player,
+            rooms_per_ip,
             max_spectators,
             max_name_chars,
             min_board,
@@ -276,6 +283,7 @@ impl TryFrom<RawLimits> for Limits {
             rooms_per_player,
             bot_rooms_per_player,
             bot_games_per_player,
+            rooms_per_ip: (rooms_per_ip > 0).then_some(rooms_per_ip),
             max_spectators,
             max_name_chars,
             min_board,
@@ -327,6 +335,22 @@ mod tests {
             }),
             "limits.max_increment_ms: must be at most limits.max_clock_ms"
         );
+    }
+
+    #[test]
+    fn zero_per_address_caps_mean_unlimited() {
+        let l = Limits::try_from(RawLimits::default()).unwrap();
+        assert_eq!(
+            (l.max_connections_per_ip, l.rooms_per_ip),
+            (Some(64), Some(64))
+        );
+        let l = Limits::try_from(RawLimits {
+            max_connections_per_ip: 0,
+            rooms_per_ip: 0,
+            ..RawLimits::default()
+        })
+        .unwrap();
+        assert_eq!((l.max_connections_per_ip, l.rooms_per_ip), (None, None));
     }
 
     #[test]

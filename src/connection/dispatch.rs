@@ -120,7 +120,7 @@ impl Conn {
                 let (handle, seat) = self
                     .server
                     .lobby
-                    .open_room_counting(self.who(&session), params, re.cloned(), elsewhere)
+                    .open_room_counting(self.who(&session), params, re.cloned(), elsewhere, self.ip)
                     .await?;
                 if seat.is_some() {
                     session.add_seat(handle.id.clone());

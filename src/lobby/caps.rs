@@ -1,15 +1,17 @@
 //! Per-player caps: how many unfinished rooms of each kind (any, bot-vs-bot, against a bot) one
-//! player may have created, counted by player id whatever the connection.
+//! player may have created, counted by player id whatever the connection; and how many one
+//! client address may have created, whatever the players (new sessions are cheap).
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use crate::protocol::{ErrorCode, ProtoError};
 use crate::room::Matchup;
 
 /// How many unfinished rooms one player may have created (`limits.rooms_per_player`,
-/// `limits.bot_rooms_per_player`, `limits.bot_games_per_player`), so that one client cannot take
-/// every room or every bot slot.
+/// `limits.bot_rooms_per_player`, `limits.bot_games_per_player`) and one address
+/// (`limits.rooms_per_ip`), so that one client cannot take every room or every bot slot.
 #[derive(Clone, Copy, Debug)]
 pub struct PlayerCaps {
     /// Rooms of any kind.
@@ -18,6 +20,8 @@ pub struct PlayerCaps {
     pub bot_rooms: usize,
     /// Rooms with one bot seat.
     pub bot_games: usize,
+    /// Rooms of any kind created from one address (an IPv6 /64), whatever the players.
+    pub per_ip: usize,
 }
 
 impl Default for PlayerCaps {
@@ -32,6 +36,7 @@ impl PlayerCaps {
         rooms: usize::MAX,
         bot_rooms: usize::MAX,
         bot_games: usize::MAX,
+        per_ip: usize::MAX,
     };
 }
 
@@ -41,6 +46,7 @@ impl From<&crate::config::Limits> for PlayerCaps {
             rooms: l.rooms_per_player,
             bot_rooms: l.bot_rooms_per_player,
             bot_games: l.bot_games_per_player,
+            per_ip: l.rooms_per_ip.unwrap_or(usize::MAX),
         }
     }
 }
@@ -73,19 +79,29 @@ impl Counts {
     }
 }
 
-/// Who created each unfinished room, and what each player has. A room is counted from
-/// `open_room` until its game finishes or it closes, whichever comes first; `release` removes its
-/// claim, so it is uncounted exactly once. Rooms restored after a restart are counted for
-/// nobody: the store keeps the seats, not who created the room.
+/// Who created each unfinished room (and from where), and what each player and address has. A
+/// room is counted from `open_room` until its game finishes or it closes, whichever comes first;
+/// `release` removes its claim, so it is uncounted exactly once. Rooms restored after a restart
+/// are counted for nobody: the store keeps the seats, not who created the room. Rooms opened
+/// for players rather than by a connection (a rematch, a pairing) count for no address.
 #[derive(Default)]
 pub(super) struct Claims {
-    by_room: HashMap<Arc<str>, (Arc<str>, Matchup)>,
+    by_room: HashMap<Arc<str>, Claim>,
     by_player: HashMap<Arc<str>, Counts>,
+    by_ip: HashMap<IpAddr, usize>,
+}
+
+/// One unfinished room's creator, kind and address.
+struct Claim {
+    player: Arc<str>,
+    matchup: Matchup,
+    ip: Option<IpAddr>,
 }
 
 impl Claims {
-    /// Counts room `id` for `player` unless that would pass one of `caps`, with the rooms
-    /// `elsewhere` (the player's on other nodes of a cluster) counted too.
+    /// Counts room `id` for `player` (and its address `ip`, already a [`crate::peers::key`])
+    /// unless that would pass one of `caps`, with the rooms `elsewhere` (the player's on other
+    /// nodes of a cluster) counted too. An address is counted on this node only.
     pub(super) fn claim(
         &mut self,
         caps: &PlayerCaps,
@@ -93,6 +109,7 @@ impl Claims {
         player: &Arc<str>,
         matchup: Matchup,
         elsewhere: Counts,
+        ip: Option<IpAddr>,
     ) -> Result<(), ProtoError> {
         let here = self.by_player.get(player).copied().unwrap_or_default();
         let now = Counts {
@@ -120,21 +137,50 @@ impl Claims {
             }
             _ => {}
         }
+        if let Some(ip) = ip {
+            if self.by_ip.get(&ip).is_some_and(|&n| n >= caps.per_ip) {
+                return Err(ProtoError::new(
+                    ErrorCode::TooManyRoomsForPlayer,
+                    format!(
+                        "your address has as many unfinished rooms as one address may have ({}); finish one first",
+                        caps.per_ip
+                    ),
+                ));
+            }
+            *self.by_ip.entry(ip).or_default() += 1;
+        }
         self.by_player
             .entry(player.clone())
             .or_default()
             .add(matchup);
-        self.by_room.insert(id, (player.clone(), matchup));
+        let claim = Claim {
+            player: player.clone(),
+            matchup,
+            ip,
+        };
+        self.by_room.insert(id, claim);
         Ok(())
     }
 
     /// Uncounts room `id` if it is still counted; returns whose it was.
     pub(super) fn release(&mut self, id: &str) -> Option<Arc<str>> {
-        let (player, matchup) = self.by_room.remove(id)?;
+        let Claim {
+            player,
+            matchup,
+            ip,
+        } = self.by_room.remove(id)?;
         if let Some(c) = self.by_player.get_mut(&player) {
             c.sub(matchup);
             if c.rooms == 0 {
                 self.by_player.remove(&player);
+            }
+        }
+        if let Some(ip) = ip {
+            if let Some(n) = self.by_ip.get_mut(&ip) {
+                *n -= 1;
+                if *n == 0 {
+                    self.by_ip.remove(&ip);
+                }
             }
         }
         Some(player)

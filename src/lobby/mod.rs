@@ -17,6 +17,7 @@
 //! registered here behind the same handle (see `room`'s module docs).
 
 use std::collections::HashSet;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -132,8 +133,9 @@ struct Rooms {
 }
 
 impl Rooms {
-    /// Counts a new room `id` created by `creator`, unless the server has `max_rooms` rooms or
-    /// the creator as many unfinished rooms of that kind as its [`PlayerCaps`] allow. In a
+    /// Counts a new room `id` created by `creator` from address `ip` (`None`: opened for players,
+    /// not by a connection), unless the server has `max_rooms` rooms and none of them finished,
+    /// or the creator or its address as many unfinished rooms as its [`PlayerCaps`] allow. In a
     /// cluster, also takes the room's lease and notes it for the creator's caps on the other
     /// nodes, in the background (the [`Opening`]'s `noting`).
     fn claim(
@@ -142,6 +144,7 @@ impl Rooms {
         creator: &Arc<str>,
         matchup: Matchup,
         elsewhere: Counts,
+        ip: Option<IpAddr>,
     ) -> Result<Opening<'_>, ProtoError> {
         let caps = *self.player_caps.lock();
         let mut claims = self.claims.lock();
@@ -163,7 +166,7 @@ impl Rooms {
         } else {
             None
         };
-        claims.claim(&caps, id.clone(), creator, matchup, elsewhere)?;
+        claims.claim(&caps, id.clone(), creator, matchup, elsewhere, ip)?;
         if let Some(room) = make_way {
             tracing::info!(room = %room.id, "finished room closed for a new one (limits.max_rooms)");
             closing.insert(room.id.clone());
@@ -264,7 +267,7 @@ impl room::Registry for Rooms {
         let id = new_room_id();
         // The lease and the note for the caps land in the background (a pairing's players
         // hear of the room through `paired` and join it, which waits for nothing of these).
-        let opening = self.claim(id.clone(), by, params.matchup(), Counts::default())?;
+        let opening = self.claim(id.clone(), by, params.matchup(), Counts::default(), None)?;
         let handle = room::spawn_held(ctx, id, params, |handle, summary| {
             self.map
                 .insert(handle.id.clone(), RoomEntry { handle, summary });
@@ -420,21 +423,22 @@ impl Lobby {
     }
     /// Opens a room with `creator` in it and registers it; the room sends `room_joined` itself.
     /// Returns the room's handle and the creator's seat. Refused while the server has
-    /// `max_rooms` rooms, or the creator (by player id, whatever its connection) as many
-    /// unfinished rooms of that kind as its [`PlayerCaps`] allow.
+    /// `max_rooms` rooms and none of them finished, or the creator (by player id, whatever its
+    /// connection) as many unfinished rooms of that kind as its [`PlayerCaps`] allow.
     pub fn open_room(
         &self,
         creator: Who,
         params: RoomParams,
         re: Option<Value>,
     ) -> Result<(RoomHandle, Joined), ProtoError> {
-        let opening = self.claim_new(&creator, &params, Counts::default())?;
+        let opening = self.claim_new(&creator, &params, Counts::default(), None)?;
         let room = self.spawn_room(opening.id.clone(), creator, params, re);
         opening.opened();
         Ok(room)
     }
     /// [`Lobby::open_room`], with the creator's unfinished rooms on other nodes of a cluster
-    /// (`elsewhere`) counted against its caps too. In a cluster the room starts (and its
+    /// (`elsewhere`) counted against its caps too, and those created from its address `ip`
+    /// (this node's only) against `limits.rooms_per_ip`. In a cluster the room starts (and its
     /// creator hears of it) once it is noted for the creator's caps, so that a `create_room`
     /// of the same player on another node right after counts it; a Redis that does not answer
     /// within a lease holds the room up no longer.
@@ -444,8 +448,9 @@ impl Lobby {
         params: RoomParams,
         re: Option<Value>,
         elsewhere: Counts,
+        ip: Option<IpAddr>,
     ) -> Result<(RoomHandle, Joined), ProtoError> {
-        let mut opening = self.claim_new(&creator, &params, elsewhere)?;
+        let mut opening = self.claim_new(&creator, &params, elsewhere, ip)?;
         if let (Some(noting), Some(link)) = (opening.noting.take(), self.cluster()) {
             let _ = tokio::time::timeout(link.lease, noting).await;
         }
@@ -459,6 +464,7 @@ impl Lobby {
         creator: &Who,
         params: &RoomParams,
         elsewhere: Counts,
+        ip: Option<IpAddr>,
     ) -> Result<Opening<'_>, ProtoError> {
         if self.rooms_ctx.shutdown.is_cancelled() {
             return Err(ProtoError::new(
@@ -468,8 +474,13 @@ impl Lobby {
         }
         let id = new_room_id();
         // Counted before the task starts, so that its end (reported by the task) finds it.
-        self.rooms
-            .claim(id, &creator.player_id, params.matchup(), elsewhere)
+        self.rooms.claim(
+            id,
+            &creator.player_id,
+            params.matchup(),
+            elsewhere,
+            ip.map(crate::peers::key),
+        )
     }
     /// Starts claimed room `id`.
     fn spawn_room(
