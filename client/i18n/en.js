@@ -60,7 +60,7 @@ export default {
   "bot.casual": "Sees your threats, slips now and then",
   "bot.club": "A solid club player: reads eight moves ahead, rarely slips",
   "bot.strong": "Reads nine moves ahead, never blunders",
-  "bot.expert": "Reads twelve moves ahead, never blunders",
+  "bot.expert": "Reads thirteen moves ahead, very rarely slips",
   "bot.master": "Our strongest search, two seconds a move",
   "bot.classic": "The original engine: fixed-depth alpha-beta",
 

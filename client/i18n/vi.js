@@ -60,7 +60,7 @@ export default {
   "bot.casual": "Thấy được đòn của bạn, thỉnh thoảng sơ hở",
   "bot.club": "Kỳ thủ câu lạc bộ vững vàng: tính trước tám nước, hiếm khi sơ hở",
   "bot.strong": "Tính trước chín nước, không bao giờ đi hớ",
-  "bot.expert": "Tính trước mười hai nước, không bao giờ đi hớ",
+  "bot.expert": "Tính trước mười ba nước, rất hiếm khi sơ hở",
   "bot.master": "Mạnh nhất của chúng tôi, hai giây mỗi nước",
   "bot.classic": "Engine gốc: alpha-beta độ sâu cố định",
 

@@ -309,10 +309,10 @@ mod tests {
             [
                 ("beginner", Some(1200.0)),
                 ("casual", Some(1388.0)),
-                ("club", Some(1620.0)),
-                ("strong", Some(1809.0)),
-                ("expert", Some(2046.0)),
-                ("master", Some(2375.0)),
+                ("club", Some(1619.0)),
+                ("strong", Some(1808.0)),
+                ("expert", Some(2074.0)),
+                ("master", Some(2311.0)),
                 ("classic", Some(1076.0)),
             ]
         );

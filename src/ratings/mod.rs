@@ -510,13 +510,13 @@ mod tests {
         assert_eq!(
             s.changes.x,
             Change {
-                before: 1620,
-                after: 1620,
+                before: 1619,
+                after: 1619,
                 delta: 0
             }
         );
         assert!(s.changes.o.delta > 0);
         assert_eq!(s.rows.len(), 1);
-        assert_eq!(r.bot("club"), Some(1620.0));
+        assert_eq!(r.bot("club"), Some(1619.0));
     }
 }
