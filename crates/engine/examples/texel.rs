@@ -3,7 +3,11 @@
 //! hand-tuned starting weights, tunes the free weights by coordinate descent and writes a
 //! weights file in the format the engine builds in (`crates/engine/src/search/weights.txt`).
 //!
-//! `cargo run --release -p caro-engine --example texel -- POSITIONS OUT [sweeps] [lambda] [free]`
+//! `cargo run --release -p caro-engine --example texel -- POSITIONS OUT [sweeps] [lambda] [free] [start]`
+//!
+//! `start` is `hand` (default: the hand-tuned values below, so that a re-run never starts from
+//! its own last output) or `built` (the weights the engine is built with, to refine what plays
+//! now; the fixed weights then stay the built ones too).
 //!
 //! `free` is `eval` (default: the evaluation's own class terms, `eval_class`, which the move
 //! ordering does not read, the same for both sides), `side` (those terms for each side apart:
@@ -44,6 +48,7 @@ fn main() {
     let sweeps: usize = args.next().map_or(300, |s| s.parse().expect("a number"));
     let lambda: f64 = args.next().map_or(1.0, |s| s.parse().expect("a number"));
     let free_name = args.next().unwrap_or_else(|| "eval".to_string());
+    let start_name = args.next().unwrap_or_else(|| "hand".to_string());
     let (levels_free, classes_free, eval_free, split) = match free_name.as_str() {
         "eval" => (false, false, true, false),
         "side" => (false, false, true, true),
@@ -120,8 +125,11 @@ fn main() {
         }
     }
 
-    let hand = Weights::parse(HAND_TUNED).expect("hand-tuned weights");
-    let start = texel::to_vector(&hand);
+    let start = match start_name.as_str() {
+        "hand" => texel::to_vector(&Weights::parse(HAND_TUNED).expect("hand-tuned weights")),
+        "built" => texel::to_vector(Weights::built()),
+        other => panic!("start: `hand` or `built`, not {other:?}"),
+    };
     let k = texel::fit_k(&start, &train);
     let (l0, v0) = (
         texel::loss(&start, k, &train),
@@ -182,6 +190,11 @@ fn main() {
                 .collect()
         },
     };
+    // A start that breaks an order already (the built weights are tuned by play, which has no
+    // such constraint: their one-stone levels are 2 blocked, 1 open) would make every step
+    // infeasible: only the orders it keeps are kept.
+    let mut how = how;
+    how.ordered.retain(|&(a, b)| start[a] <= start[b]);
     let (tuned, history) = texel::tune(&start, k, &train, &how);
     let (l1, v1) = (
         texel::loss(&tuned, k, &train),
