@@ -67,6 +67,13 @@ async fn closed_in_lobby(watcher: &mut Client, id: &str) {
     }
 }
 
+/// The stored record of room `id`'s game (`/api/games/{id}`).
+async fn stored(server: &TestServer, id: &str) -> Value {
+    let (status, body) = server.get(&format!("/api/games/{id}")).await;
+    assert!(status.contains("200"), "{status}");
+    serde_json::from_str(&body).unwrap()
+}
+
 /// Each cap refuses with its exact error, is shared by every connection of the player, leaves
 /// other players alone, and a finished or closed room gives its slot back.
 #[tokio::test]
@@ -153,9 +160,7 @@ async fn an_unwatched_bot_game_ends_and_frees_its_slot() {
     );
 
     closed_in_lobby(&mut watcher, &room).await;
-    let (status, body) = server.get(&format!("/api/games/{room}")).await;
-    assert!(status.contains("200"), "{status}");
-    let game: Value = serde_json::from_str(&body).unwrap();
+    let game = stored(&server, &room).await;
     assert_eq!(
         (&game["result"], &game["reason"]),
         (&json!("draw"), &json!("aborted"))
@@ -279,34 +284,13 @@ async fn finished_rooms_make_way_for_new_ones_at_the_server_cap() {
     );
     // The finished games stay recorded.
     for room in [&stayed, &left] {
-        let (status, body) = server.get(&format!("/api/games/{room}")).await;
-        assert!(status.contains("200"), "{status}");
-        let game: Value = serde_json::from_str(&body).unwrap();
+        let game = stored(&server, room).await;
         assert_eq!(
             (&game["result"], &game["reason"]),
             (&json!("o"), &json!("resign"))
         );
     }
     server.stop().await;
-}
-
-/// A client of the server at `addr` from the loopback address `from`, after `hello` as `name`.
-async fn hello_from(from: &str, addr: std::net::SocketAddr, name: &str) -> Client {
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket
-        .bind(std::net::SocketAddr::new(from.parse().unwrap(), 0))
-        .unwrap();
-    let tcp = socket.connect(addr).await.unwrap();
-    let (ws, _) = tokio_tungstenite::client_async(
-        format!("ws://{addr}/ws"),
-        tokio_tungstenite::MaybeTlsStream::Plain(tcp),
-    )
-    .await
-    .unwrap();
-    let mut c = Client { ws };
-    c.send(json!({"type": "hello", "name": name})).await;
-    assert_eq!(c.recv().await["type"], "welcome");
-    c
 }
 
 /// The players of one address together have at most `limits.rooms_per_ip` unfinished rooms:
@@ -336,7 +320,7 @@ async fn one_address_cannot_take_every_room_with_new_players() {
     let (mut c, _) = server.hello("third").await;
     assert_eq!(reply(&mut c, people(1)).await, refused(1));
     // Another address is not concerned.
-    let mut d = hello_from("127.0.0.2", server.addr, "elsewhere").await;
+    let (mut d, _) = hello_from("127.0.0.2".parse().unwrap(), server.addr, "elsewhere").await;
     created(&mut d, people(1)).await;
     created(&mut d, people(2)).await;
 

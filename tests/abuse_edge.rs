@@ -10,14 +10,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use common::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpSocket, TcpStream};
-
-/// A TCP connection to `addr` from `from` (port chosen by the system).
-async fn connect_from(from: IpAddr, addr: SocketAddr) -> TcpStream {
-    let socket = TcpSocket::new_v4().unwrap();
-    socket.bind(SocketAddr::new(from, 0)).unwrap();
-    socket.connect(addr).await.unwrap()
-}
+use tokio::net::TcpStream;
 
 /// Sends `request` on `s` and reads the reply's head; the body too unless it is a 101 (the
 /// socket then stays open, a WebSocket). Returns (head, body).

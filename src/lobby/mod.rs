@@ -156,13 +156,12 @@ impl Rooms {
         // lose anything, while a refusal would let rooms nobody plays in (a client creating
         // and finishing games quickly) keep everyone else from playing.
         let make_way = if open.saturating_sub(closing.len()) >= self.max_rooms {
-            let room = self.finished_room(&closing).ok_or_else(|| {
+            Some(self.finished_room(&closing).ok_or_else(|| {
                 ProtoError::new(
                     ErrorCode::TooManyRooms,
                     "the server has as many rooms as it allows; try again later",
                 )
-            })?;
-            Some(room)
+            })?)
         } else {
             None
         };

@@ -175,7 +175,29 @@ pub async fn connect(addr: SocketAddr) -> Client {
 
 /// A client of the server at `addr` after `hello` as `name`; returns it and the `welcome`.
 pub async fn hello_at(addr: SocketAddr, name: &str) -> (Client, Value) {
-    let mut c = connect(addr).await;
+    greet(connect(addr).await, name).await
+}
+
+/// A TCP connection to `addr` from `from` (port chosen by the system): 127.0.0.2 and up are a
+/// second client address on Linux's loopback.
+pub async fn connect_from(from: std::net::IpAddr, addr: SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::new(from, 0)).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// [`hello_at`] from the address `from` (see [`connect_from`]).
+pub async fn hello_from(from: std::net::IpAddr, addr: SocketAddr, name: &str) -> (Client, Value) {
+    let tcp = connect_from(from, addr).await;
+    let (ws, _) =
+        tokio_tungstenite::client_async(format!("ws://{addr}/ws"), MaybeTlsStream::Plain(tcp))
+            .await
+            .expect("connect");
+    greet(Client { ws }, name).await
+}
+
+/// Sends `hello` as `name` and reads the `welcome`.
+async fn greet(mut c: Client, name: &str) -> (Client, Value) {
     c.send(json!({"type": "hello", "name": name})).await;
     let w = c.recv().await;
     assert_eq!(w["type"], "welcome", "{w}");

@@ -152,7 +152,7 @@ fn main() {
             || (eval_free && (EVAL_CLASS + 1..=EVAL_CLASS + 4).contains(&i))
             || (split && (EVAL_CLASS_OPP + 1..=EVAL_CLASS_OPP + 6).contains(&i));
     }
-    let how = Tuning {
+    let mut how = Tuning {
         free,
         step: 16,
         max_sweeps: sweeps,
@@ -193,7 +193,6 @@ fn main() {
     // A start that breaks an order already (the built weights are tuned by play, which has no
     // such constraint: their one-stone levels are 2 blocked, 1 open) would make every step
     // infeasible: only the orders it keeps are kept.
-    let mut how = how;
     how.ordered.retain(|&(a, b)| start[a] <= start[b]);
     let (tuned, history) = texel::tune(&start, k, &train, &how);
     let (l1, v1) = (
