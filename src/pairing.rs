@@ -335,7 +335,7 @@ impl Pairing {
         } else {
             [held(newer), held(&older.who)]
         };
-        let handle = match self.lobby.open_held(&newer.player_id, terms.room(seats)) {
+        let handle = match self.lobby.open_held(newer, terms.room(seats)) {
             Ok(h) => h,
             Err(e) => {
                 self.seeks.lock().insert(0, older);
@@ -421,10 +421,7 @@ impl Pairing {
         let (me, bot) = (held(&seek.who), SeatKind::Bot(level.to_string()));
         let me_x = coin();
         let seats = if me_x { [me, bot] } else { [bot, me] };
-        match self
-            .lobby
-            .open_held(&seek.who.player_id, seek.terms.room(seats))
-        {
+        match self.lobby.open_held(&seek.who, seek.terms.room(seats)) {
             Ok(handle) => {
                 let msg = ServerMsg::Paired {
                     room_id: handle.id.to_string(),

@@ -336,3 +336,66 @@ async fn one_address_cannot_take_every_room_with_new_players() {
     assert_eq!(reply(&mut b, people(3)).await, refused(3));
     server.stop().await;
 }
+
+/// Rooms opened for players rather than by `create_room` count against an address too: a
+/// rematch against its maker's, a pairing against the address of the seek that completed it,
+/// a bot fallback against its seeker's. Without that, an address could finish its rooms and
+/// rematch them, or seek bot games, past `limits.rooms_per_ip`.
+#[tokio::test]
+async fn rematches_and_pairings_count_for_the_address_that_asks() {
+    let server = start(config_with(
+        "",
+        "rooms_per_ip = 2",
+        "lobby_update_ms = 20",
+        "min_move_ms = 600000",
+    ))
+    .await;
+    let refused = json!({"type": "error", "code": "too_many_rooms_for_player",
+        "message": "your address has as many unfinished rooms as one address may have (2); finish one first"});
+    let with_re = |re: u64| {
+        let mut v = refused.clone();
+        v["re"] = json!(re);
+        v
+    };
+    let seek_bot = |id: u64| json!({"type": "seek", "id": id, "game": "caro", "bot": "quick", "bot_after_ms": 0});
+
+    // A finished game counts for nobody; its rematch counts for the maker's address.
+    let (mut ann, mut ben, room) = finished_game(&server, "ann", "ben").await;
+    ann.send(json!({"type": "offer", "id": 1, "room_id": room, "kind": "rematch"}))
+        .await;
+    ben.send(
+        json!({"type": "respond", "id": 2, "room_id": room, "kind": "rematch",
+        "accept": true}),
+    )
+    .await;
+    while ann.recv().await["type"] != "rematch" {}
+
+    // A seek that falls back to a bot counts for its seeker's address.
+    let (mut cid, _) = server.hello("cid").await;
+    cid.send(seek_bot(1)).await;
+    assert_eq!(cid.recv().await["type"], "seeking");
+    assert_eq!(cid.recv().await["type"], "paired");
+
+    // The address has its two rooms: a new player from it can neither create nor seek one.
+    let (mut dan, _) = server.hello("dan").await;
+    assert_eq!(reply(&mut dan, people(3)).await, with_re(3));
+    dan.send(seek_bot(4)).await;
+    assert_eq!(dan.recv().await["type"], "seeking");
+    assert_eq!(dan.recv().await, refused);
+    // Two seekers of the address: the second's completes the pairing, and is refused.
+    dan.send(json!({"type": "seek", "id": 5, "game": "caro"}))
+        .await;
+    assert_eq!(dan.recv().await["type"], "seeking");
+    let (mut eve, _) = server.hello("eve").await;
+    eve.send(json!({"type": "seek", "id": 6, "game": "caro"}))
+        .await;
+    assert_eq!(eve.recv().await, with_re(6));
+
+    // Another address is not concerned: its seek pairs it with the waiting one.
+    let (mut fay, _) = hello_from("127.0.0.2".parse().unwrap(), server.addr, "fay").await;
+    fay.send(json!({"type": "seek", "id": 7, "game": "caro"}))
+        .await;
+    assert_eq!(fay.recv().await["type"], "paired");
+    assert_eq!(dan.recv().await["type"], "paired");
+    server.stop().await;
+}

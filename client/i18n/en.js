@@ -217,7 +217,7 @@ export default {
   "error.bad_time_control": "That clock cannot be used ({message}).",
   "error.bad_room": "That game cannot be created ({message}).",
   "error.too_many_rooms": "The server is full: try again later.",
-  "error.too_many_rooms_for_player": "You have too many unfinished games: finish one first ({message}).",
+  "error.too_many_rooms_for_player": "Too many unfinished games: finish one first ({message}).",
   "error.rate_limited": "Too many messages: slow down.",
   "error.bad_chat": "That message cannot be sent: it needs a visible character and no control characters.",
   "error.chat_too_long": "That message is too long ({message}).",

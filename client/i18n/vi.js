@@ -217,7 +217,7 @@ export default {
   "error.bad_time_control": "Không dùng được cách tính giờ này ({message}).",
   "error.bad_room": "Không tạo được ván này ({message}).",
   "error.too_many_rooms": "Máy chủ đã đầy: hãy thử lại sau.",
-  "error.too_many_rooms_for_player": "Bạn có quá nhiều ván chưa xong: hãy chơi xong một ván trước ({message}).",
+  "error.too_many_rooms_for_player": "Quá nhiều ván chưa xong: hãy chơi xong một ván trước ({message}).",
   "error.rate_limited": "Gửi quá nhiều tin: hãy chậm lại.",
   "error.bad_chat": "Không gửi được tin nhắn này: cần ít nhất một ký tự nhìn thấy được và không có ký tự điều khiển.",
   "error.chat_too_long": "Tin nhắn quá dài ({message}).",

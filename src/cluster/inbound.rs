@@ -73,6 +73,7 @@ pub(super) async fn command(
         player_id: cmd.player_id.into(),
         name: cmd.name.into(),
         client: proxy.clone(),
+        ip: cmd.ip,
     };
     let mut re = cmd.op.re().cloned();
     let room_cmd = match cmd.op {
@@ -154,6 +155,7 @@ fn pairing(server: &Arc<Server>, link: &Arc<Link>, key: ProxyKey, cmd: Cmd) {
         player_id: player,
         name: cmd.name.into(),
         client: proxy.clone(),
+        ip: cmd.ip,
     };
     let result = match cmd.op {
         Op::Seek { req, re } => server

@@ -13,6 +13,7 @@ pub mod ownership;
 pub mod wire;
 
 use std::collections::HashSet;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -196,6 +197,8 @@ impl Link {
             .owner(room)
             .ok_or_else(|| ProtoError::new(ErrorCode::NoSuchRoom, "the room has closed"))?;
         let mut asks: Option<Box<dyn FnOnce(Option<Reply>) + Send>> = None;
+        // The address goes with what makes a member (see `Cmd::ip`).
+        let mut ip = None;
         let (who_conn, player_id, name, op) = match cmd {
             RoomCmd::Join {
                 who,
@@ -204,6 +207,7 @@ impl Link {
                 reply,
             } => {
                 let (link, room, conn) = (self.clone(), room.clone(), who.client.conn_id);
+                ip = who.ip;
                 asks = Some(Box::new(move |r| {
                     let joined = match r {
                         Some(Reply::Joined(r)) => r.map_err(ProtoError::from),
@@ -233,6 +237,7 @@ impl Link {
             }
             RoomCmd::Reconnect { who, reply } => {
                 let (link, room, conn) = (self.clone(), room.clone(), who.client.conn_id);
+                ip = who.ip;
                 asks = Some(Box::new(move |r| {
                     let back = matches!(r, Some(Reply::Reconnected(true)));
                     if back {
@@ -293,6 +298,7 @@ impl Link {
             conn: who_conn,
             player_id: player_id.to_string(),
             name: name.to_string(),
+            ip,
             op,
         };
         let req = match asks {
@@ -307,6 +313,7 @@ impl Link {
             conn: cmd.conn,
             player_id: cmd.player_id.clone(),
             name: String::new(),
+            ip: None,
             op: Op::Disconnected,
         });
         if let Some(asks) = asks {
@@ -496,18 +503,25 @@ impl Link {
             }
             _ => {}
         }
-        self.to_pairing(conn, &who.player_id, &who.name, op)
+        self.to_pairing(conn, &who.player_id, &who.name, who.ip, op)
     }
 
     /// This node's connection `conn` closed: its seek on the pairing node goes.
     pub fn forget_seeker(&self, conn: u64, player_id: &Arc<str>) {
         if self.seekers.remove(&conn).is_some() {
-            let _ = self.to_pairing(conn, player_id, "", Op::ForgetSeeks);
+            let _ = self.to_pairing(conn, player_id, "", None, Op::ForgetSeeks);
         }
     }
 
-    /// Publishes a pairing command of connection `conn` to the pairing node.
-    fn to_pairing(&self, conn: u64, player_id: &str, name: &str, op: Op) -> Result<(), ProtoError> {
+    /// Publishes a pairing command of connection `conn` (at `ip`) to the pairing node.
+    fn to_pairing(
+        &self,
+        conn: u64,
+        player_id: &str,
+        name: &str,
+        ip: Option<IpAddr>,
+        op: Op,
+    ) -> Result<(), ProtoError> {
         let Some(leader) = self.leader.read().clone() else {
             return Err(unavailable("is not known yet"));
         };
@@ -516,6 +530,7 @@ impl Link {
             conn,
             player_id: player_id.to_string(),
             name: name.to_string(),
+            ip,
             op,
         };
         if !self.send_cmd(&leader, 0, &cmd) {

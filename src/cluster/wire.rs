@@ -21,6 +21,7 @@
 //! - `G node-a` + rating rows as JSON: a rated game's new ratings.
 //! - `Z node-a 1` + a `seeks` message: the open seeks of the pairing node (1: some, 0: none).
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -102,6 +103,10 @@ pub struct Cmd {
     pub player_id: String,
     /// Its name.
     pub name: String,
+    /// Its address, on a join or a reconnect (a rematch its player offers counts against it)
+    /// and on a seek (the room it is paired into does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip: Option<IpAddr>,
     /// What it asks.
     #[serde(flatten)]
     pub op: Op,
@@ -314,6 +319,7 @@ mod tests {
             conn: 3,
             player_id: "p1".into(),
             name: "ann".into(),
+            ip: None,
             op: Op::Move {
                 x: 7,
                 y: 8,

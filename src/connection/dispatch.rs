@@ -20,6 +20,7 @@ impl Conn {
             player_id: session.player_id.clone(),
             name: session.name(),
             client: self.client.clone(),
+            ip: self.ip,
         }
     }
 
@@ -120,7 +121,7 @@ impl Conn {
                 let (handle, seat) = self
                     .server
                     .lobby
-                    .open_room_counting(self.who(&session), params, re.cloned(), elsewhere, self.ip)
+                    .open_room_counting(self.who(&session), params, re.cloned(), elsewhere)
                     .await?;
                 if seat.is_some() {
                     session.add_seat(handle.id.clone());

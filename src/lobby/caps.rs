@@ -83,7 +83,7 @@ impl Counts {
 /// room is counted from `open_room` until its game finishes or it closes, whichever comes first;
 /// `release` removes its claim, so it is uncounted exactly once. Rooms restored after a restart
 /// are counted for nobody: the store keeps the seats, not who created the room. Rooms opened
-/// for players rather than by a connection (a rematch, a pairing) count for no address.
+/// for players (a rematch, a pairing) count for the address of the connection that asked.
 #[derive(Default)]
 pub(super) struct Claims {
     by_room: HashMap<Arc<str>, Claim>,

@@ -255,6 +255,7 @@ impl room::Registry for Rooms {
         &self,
         ctx: &Arc<RoomContext>,
         by: &Arc<str>,
+        ip: Option<IpAddr>,
         params: RoomParams,
     ) -> Result<RoomHandle, ProtoError> {
         if ctx.shutdown.is_cancelled() {
@@ -266,7 +267,13 @@ impl room::Registry for Rooms {
         let id = new_room_id();
         // The lease and the note for the caps land in the background (a pairing's players
         // hear of the room through `paired` and join it, which waits for nothing of these).
-        let opening = self.claim(id.clone(), by, params.matchup(), Counts::default(), None)?;
+        let opening = self.claim(
+            id.clone(),
+            by,
+            params.matchup(),
+            Counts::default(),
+            ip.map(crate::peers::key),
+        )?;
         let handle = room::spawn_held(ctx, id, params, |handle, summary| {
             self.map
                 .insert(handle.id.clone(), RoomEntry { handle, summary });
@@ -423,21 +430,21 @@ impl Lobby {
     /// Opens a room with `creator` in it and registers it; the room sends `room_joined` itself.
     /// Returns the room's handle and the creator's seat. Refused while the server has
     /// `max_rooms` rooms and none of them finished, or the creator (by player id, whatever its
-    /// connection) as many unfinished rooms of that kind as its [`PlayerCaps`] allow.
+    /// connection) as many unfinished rooms of that kind as its [`PlayerCaps`] allow, or its
+    /// address (this node's rooms only) as many as `limits.rooms_per_ip`.
     pub fn open_room(
         &self,
         creator: Who,
         params: RoomParams,
         re: Option<Value>,
     ) -> Result<(RoomHandle, Joined), ProtoError> {
-        let opening = self.claim_new(&creator, &params, Counts::default(), None)?;
+        let opening = self.claim_new(&creator, &params, Counts::default())?;
         let room = self.spawn_room(opening.id.clone(), creator, params, re);
         opening.opened();
         Ok(room)
     }
     /// [`Lobby::open_room`], with the creator's unfinished rooms on other nodes of a cluster
-    /// (`elsewhere`) counted against its caps too, and those created from its address `ip`
-    /// (this node's only) against `limits.rooms_per_ip`. In a cluster the room starts (and its
+    /// (`elsewhere`) counted against its caps too. In a cluster the room starts (and its
     /// creator hears of it) once it is noted for the creator's caps, so that a `create_room`
     /// of the same player on another node right after counts it; a Redis that does not answer
     /// within a lease holds the room up no longer.
@@ -447,9 +454,8 @@ impl Lobby {
         params: RoomParams,
         re: Option<Value>,
         elsewhere: Counts,
-        ip: Option<IpAddr>,
     ) -> Result<(RoomHandle, Joined), ProtoError> {
-        let mut opening = self.claim_new(&creator, &params, elsewhere, ip)?;
+        let mut opening = self.claim_new(&creator, &params, elsewhere)?;
         if let (Some(noting), Some(link)) = (opening.noting.take(), self.cluster()) {
             let _ = tokio::time::timeout(link.lease, noting).await;
         }
@@ -463,7 +469,6 @@ impl Lobby {
         creator: &Who,
         params: &RoomParams,
         elsewhere: Counts,
-        ip: Option<IpAddr>,
     ) -> Result<Opening<'_>, ProtoError> {
         if self.rooms_ctx.shutdown.is_cancelled() {
             return Err(ProtoError::new(
@@ -478,7 +483,7 @@ impl Lobby {
             &creator.player_id,
             params.matchup(),
             elsewhere,
-            ip.map(crate::peers::key),
+            creator.ip.map(crate::peers::key),
         )
     }
     /// Starts claimed room `id`.
@@ -492,9 +497,10 @@ impl Lobby {
         room::spawn(&self.rooms_ctx, id, creator, params, re, self.register())
     }
     /// Opens a room whose seats are held for their players or bots (a pairing), counted as
-    /// created by `by`, under the same limits as [`Lobby::open_room`].
-    pub fn open_held(&self, by: &Arc<str>, params: RoomParams) -> Result<RoomHandle, ProtoError> {
-        room::Registry::open_held(&*self.rooms, &self.rooms_ctx, by, params)
+    /// created by `by` (its player, and its connection's address), under the same limits as
+    /// [`Lobby::open_room`].
+    pub fn open_held(&self, by: &Who, params: RoomParams) -> Result<RoomHandle, ProtoError> {
+        room::Registry::open_held(&*self.rooms, &self.rooms_ctx, &by.player_id, by.ip, params)
     }
     /// Sends `bytes` to every lobby watcher.
     pub fn tell_watchers(&self, bytes: &tokio_tungstenite::tungstenite::Utf8Bytes) {

@@ -36,6 +36,7 @@ mod seats;
 mod timers;
 mod view;
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -96,12 +97,13 @@ pub struct RoomSettings {
 /// Where a room reports its life: the lobby, for a local room.
 pub trait Registry: Send + Sync {
     /// Opens a room whose seats are held for their players ([`SeatKind::Reserved`]) or bots (a
-    /// rematch, a pairing), counted as created by player `by`, with `ctx`; registered before
-    /// it starts.
+    /// rematch, a pairing), counted as created by player `by` from address `ip` (the
+    /// connection that asked for it), with `ctx`; registered before it starts.
     fn open_held(
         &self,
         ctx: &Arc<RoomContext>,
         by: &Arc<str>,
+        ip: Option<IpAddr>,
         params: RoomParams,
     ) -> Result<RoomHandle, ProtoError>;
     /// The game of room `id` has ended (called at most once, by the room task, before anyone
@@ -141,6 +143,9 @@ pub struct Who {
     pub name: Arc<str>,
     /// The connection.
     pub client: ClientHandle,
+    /// The connection's address, when known: the rooms it opens (directly, by a rematch it
+    /// offers, or by a seek) count against it (`limits.rooms_per_ip`).
+    pub ip: Option<IpAddr>,
 }
 
 /// A seat as `create_room` asked for it, checked.

@@ -6,6 +6,7 @@
 //! end). It never sends to a client and never touches the board or the store.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use tokio::time::Instant;
@@ -37,6 +38,8 @@ pub(super) enum Occupant {
 /// A connection in the room.
 pub(super) struct Member {
     pub(super) client: ClientHandle,
+    /// Its connection's address, when known (a rematch it offers counts against it).
+    pub(super) ip: Option<IpAddr>,
     /// Its seat, `None` for a spectator.
     pub(super) seat: Option<Seat>,
 }
@@ -159,6 +162,7 @@ impl Seats {
             who.player_id.clone(),
             Member {
                 client: who.client.clone(),
+                ip: who.ip,
                 seat,
             },
         );
@@ -298,6 +302,7 @@ mod tests {
             player_id: name.into(),
             name: name.into(),
             client,
+            ip: None,
         }
     }
 

@@ -26,6 +26,7 @@ impl Fake {
                 player_id: format!("id-{name}").into(),
                 name: name.into(),
                 client,
+                ip: None,
             },
             rx,
         }

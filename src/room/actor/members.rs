@@ -95,7 +95,7 @@ impl Room {
     }
 
     pub(super) fn sync(&mut self, who: &Who, since_seq: u64, re: Option<&Value>) {
-        let Some(Member { client, seat }) = self.seats.member(&who.player_id) else {
+        let Some(Member { client, seat, .. }) = self.seats.member(&who.player_id) else {
             Self::reply_err(
                 &who.client,
                 err(ErrorCode::NotInRoom, "join the room first"),

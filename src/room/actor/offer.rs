@@ -158,16 +158,18 @@ impl Room {
         let Occupant::Human(maker) = self.seats.occupant(by) else {
             return Err(not_a_player());
         };
+        // The maker is in the room (leaving lapses its offer): its connection's address.
+        let ip = self.seats.member(&maker.player_id).and_then(|m| m.ip);
         let params = RoomParams {
             rules: *self.board.rules(),
             seats: [kind(Seat::O), kind(Seat::X)],
             casual: self.casual,
             time_control: self.clocks.time_control(),
         };
-        let handle = self
-            .ctx
-            .registry
-            .open_held(&self.ctx, &maker.player_id.clone(), params)?;
+        let handle =
+            self.ctx
+                .registry
+                .open_held(&self.ctx, &maker.player_id.clone(), ip, params)?;
         Ok(handle.id)
     }
 
