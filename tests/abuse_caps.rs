@@ -32,6 +32,19 @@ fn over(re: u64, n: usize, what: &str) -> Value {
     )})
 }
 
+/// `limits.rooms_per_ip` (`n`) refusing a room: in answer to message `re`, or unprompted (a
+/// seek's bot fallback).
+fn address_over(re: Option<u64>, n: usize) -> Value {
+    let mut v = json!({"type": "error", "code": "too_many_rooms_for_player",
+    "message": format!(
+        "your address has as many unfinished rooms as one address may have ({n}); finish one first"
+    )});
+    if let Some(re) = re {
+        v["re"] = json!(re);
+    }
+    v
+}
+
 fn bot_vs_bot(id: u64) -> Value {
     json!({"type": "create_room", "id": id, "game": "caro", "x": {"bot": "quick"},
         "o": {"bot": "quick"}})
@@ -311,10 +324,7 @@ async fn one_address_cannot_take_every_room_with_new_players() {
     created(&mut a, people(1)).await;
     let waiting = created(&mut a, people(2)).await;
     created(&mut b, people(1)).await;
-    let refused = |re: u64| {
-        json!({"type": "error", "re": re, "code": "too_many_rooms_for_player",
-            "message": "your address has as many unfinished rooms as one address may have (3); finish one first"})
-    };
+    let refused = |re: u64| address_over(Some(re), 3);
     assert_eq!(reply(&mut b, people(2)).await, refused(2));
     // A new player from the same address is no way round it.
     let (mut c, _) = server.hello("third").await;
@@ -350,13 +360,7 @@ async fn rematches_and_pairings_count_for_the_address_that_asks() {
         "min_move_ms = 600000",
     ))
     .await;
-    let refused = json!({"type": "error", "code": "too_many_rooms_for_player",
-        "message": "your address has as many unfinished rooms as one address may have (2); finish one first"});
-    let with_re = |re: u64| {
-        let mut v = refused.clone();
-        v["re"] = json!(re);
-        v
-    };
+    let refused = |re: u64| address_over(Some(re), 2);
     let seek_bot = |id: u64| json!({"type": "seek", "id": id, "game": "caro", "bot": "quick", "bot_after_ms": 0});
 
     // A finished game counts for nobody; its rematch counts for the maker's address.
@@ -378,10 +382,10 @@ async fn rematches_and_pairings_count_for_the_address_that_asks() {
 
     // The address has its two rooms: a new player from it can neither create nor seek one.
     let (mut dan, _) = server.hello("dan").await;
-    assert_eq!(reply(&mut dan, people(3)).await, with_re(3));
+    assert_eq!(reply(&mut dan, people(3)).await, refused(3));
     dan.send(seek_bot(4)).await;
     assert_eq!(dan.recv().await["type"], "seeking");
-    assert_eq!(dan.recv().await, refused);
+    assert_eq!(dan.recv().await, address_over(None, 2));
     // Two seekers of the address: the second's completes the pairing, and is refused.
     dan.send(json!({"type": "seek", "id": 5, "game": "caro"}))
         .await;
@@ -389,7 +393,7 @@ async fn rematches_and_pairings_count_for_the_address_that_asks() {
     let (mut eve, _) = server.hello("eve").await;
     eve.send(json!({"type": "seek", "id": 6, "game": "caro"}))
         .await;
-    assert_eq!(eve.recv().await, with_re(6));
+    assert_eq!(eve.recv().await, refused(6));
 
     // Another address is not concerned: its seek pairs it with the waiting one.
     let (mut fay, _) = hello_from("127.0.0.2".parse().unwrap(), server.addr, "fay").await;

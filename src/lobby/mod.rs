@@ -133,11 +133,12 @@ struct Rooms {
 }
 
 impl Rooms {
-    /// Counts a new room `id` created by `creator` from address `ip` (`None`: opened for players,
-    /// not by a connection), unless the server has `max_rooms` rooms and none of them finished,
-    /// or the creator or its address as many unfinished rooms as its [`PlayerCaps`] allow. In a
-    /// cluster, also takes the room's lease and notes it for the creator's caps on the other
-    /// nodes, in the background (the [`Opening`]'s `noting`).
+    /// Counts a new room `id` created by `creator` from address `ip` (counted as its
+    /// [`crate::peers::key`]; `None`: unknown, counted for no address), unless the server has
+    /// `max_rooms` rooms and none of them finished, or the creator or its address as many
+    /// unfinished rooms as its [`PlayerCaps`] allow. In a cluster, also takes the room's lease
+    /// and notes it for the creator's caps on the other nodes, in the background (the
+    /// [`Opening`]'s `noting`).
     fn claim(
         &self,
         id: Arc<str>,
@@ -165,6 +166,7 @@ impl Rooms {
         } else {
             None
         };
+        let ip = ip.map(crate::peers::key);
         claims.claim(&caps, id.clone(), creator, matchup, elsewhere, ip)?;
         if let Some(room) = make_way {
             tracing::info!(room = %room.id, "finished room closed for a new one (limits.max_rooms)");
@@ -267,13 +269,7 @@ impl room::Registry for Rooms {
         let id = new_room_id();
         // The lease and the note for the caps land in the background (a pairing's players
         // hear of the room through `paired` and join it, which waits for nothing of these).
-        let opening = self.claim(
-            id.clone(),
-            by,
-            params.matchup(),
-            Counts::default(),
-            ip.map(crate::peers::key),
-        )?;
+        let opening = self.claim(id.clone(), by, params.matchup(), Counts::default(), ip)?;
         let handle = room::spawn_held(ctx, id, params, |handle, summary| {
             self.map
                 .insert(handle.id.clone(), RoomEntry { handle, summary });
@@ -483,7 +479,7 @@ impl Lobby {
             &creator.player_id,
             params.matchup(),
             elsewhere,
-            creator.ip.map(crate::peers::key),
+            creator.ip,
         )
     }
     /// Starts claimed room `id`.
