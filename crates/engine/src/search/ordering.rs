@@ -198,18 +198,31 @@ impl Run<'_> {
         tt_move: u16,
     ) -> Option<usize> {
         self.apply_killer_bonuses(ply, 1);
-        let top = self.generate_scored(out, tt_move);
+        let top = self.generate_scored(out, tt_move, ply);
         self.apply_killer_bonuses(ply, -1);
         top
     }
 
     /// [`Run::generate`] with the killers' bonuses in place.
-    fn generate_scored(&self, out: &mut Vec<(u16, i32)>, tt_move: u16) -> Option<usize> {
+    fn generate_scored(
+        &self,
+        out: &mut Vec<(u16, i32)>,
+        tt_move: u16,
+        ply: usize,
+    ) -> Option<usize> {
         out.clear();
         let me = self.pos.side();
         let opp = 1 - me;
         let order = self.order_scores(tt_move);
-        let opp_wins = threats::win_cells(&self.pos, opp);
+        // Below the root the opponent's wins all pass through his last stone, if his last move
+        // was one: a win he had before it, he would have played.
+        let last = self.pos.history().last().map(|&c| c as usize);
+        let opp_wins = match last {
+            Some(c) if ply > 0 && self.pos.cell(c) == opp as u8 + 1 => {
+                threats::win_cells_after(&self.pos, opp, c)
+            }
+            _ => threats::win_cells(&self.pos, opp),
+        };
         if !opp_wins.is_empty() {
             for &c in threats::defences(&self.pos, opp, &opp_wins).as_slice() {
                 out.push((c, order(c as usize)));
