@@ -95,14 +95,14 @@ pub fn win_cells(pos: &Position, p: usize) -> CellList {
 /// [`win_cells`] where `p`'s stone on `last` is the last one placed and `p` could not win on
 /// the move before it (at a node of the main search below the root, where a win on the board is
 /// always played at once, and `p`'s last move was a stone, not a pass): then every win of `p`
-/// passes through `last`, and the 32 cells on its lines are all that need a look, instead of
-/// every empty cell near a stone. The same cells in the same order as [`win_cells`].
+/// passes through `last`, and the cells on its lines within `k - 1` of it (32 for five in a
+/// row) are all that need a look, instead of every empty cell near a stone. The same cells in
+/// the same order as [`win_cells`].
 pub fn win_cells_after(pos: &Position, p: usize, last: usize) -> CellList {
-    let mut out = CellList::new();
     if pos.count(p, C_WIN) == 0 {
-        return out;
+        return CellList::new();
     }
-    out = win_cells_around(pos, last, p, pos.k() as usize);
+    let mut out = win_cells_around(pos, last, p, pos.k() as usize);
     // The board scan's order: by index.
     out.sort_by_key(|c| c);
     debug_assert_eq!(out.as_slice(), win_cells(pos, p).as_slice());
