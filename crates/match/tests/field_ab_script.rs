@@ -4,42 +4,25 @@
 //! without playing), and its typed refusals of bad arguments.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
+mod scripts;
+use scripts::repo;
+
 const CARO_MATCH: &str = env!("CARGO_BIN_EXE_caro-match");
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
 fn dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("field-ab-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    scripts::dir("field-ab", name)
 }
 
 fn field_ab(args: &[&str]) -> Output {
-    Command::new("python3")
-        .arg(repo().join("scripts/field-ab"))
-        .args(args)
-        .output()
-        .expect("python3 runs (the script needs Python 3.11 or later)")
+    scripts::run("field-ab", args)
 }
 
 fn success(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "scripts/field-ab failed: {}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
+    scripts::success("field-ab", output)
 }
 
 #[test]

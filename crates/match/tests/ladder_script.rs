@@ -9,24 +9,11 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod scripts;
+use scripts::repo;
+
 const CARO_MATCH: &str = env!("CARGO_BIN_EXE_caro-match");
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-pbrain");
-
-/// The repository, as the script sees itself (symbolic links resolved).
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// A fresh directory for one test.
-fn dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("ladder-{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// A config with the shapes the script must handle: a blundering level, a depth-only level
 /// without `style` and `blunder` (their defaults), a tic-tac-toe-only level (skipped), the
@@ -65,21 +52,16 @@ time_ms = 50
 
 /// Runs the script with `args`.
 fn ladder(args: &[&str]) -> Output {
-    Command::new("python3")
-        .arg(repo().join("scripts/ladder"))
-        .args(args)
-        .output()
-        .expect("python3 runs (the ladder script needs Python 3.11 or later)")
+    scripts::run("ladder", args)
 }
 
 fn success(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "scripts/ladder failed: {}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
+    scripts::success("ladder", output)
+}
+
+/// A fresh directory for one test.
+fn dir(name: &str) -> PathBuf {
+    scripts::dir("ladder", name)
 }
 
 #[test]
