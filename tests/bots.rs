@@ -246,16 +246,36 @@ time_ms = 10000
 }
 
 /// Opens `n` 9x9 games of `level` against itself, watched by `c`.
-async fn open_bot_games(c: &mut Client, n: usize, level: &str) {
+/// Opens `n` games between two bots of `level`, one after the other, and returns the rooms whose
+/// first move has already been seen: a game moves as soon as it exists, so its first move is
+/// either in its own `room_joined` snapshot or a `move` (`seq` 1) that can come before the next
+/// game's `room_joined`.
+async fn open_bot_games(c: &mut Client, n: usize, level: &str) -> HashSet<String> {
+    let mut first_moves = HashSet::new();
     for _ in 0..n {
         c.send(json!({"type": "create_room", "game": "caro", "width": 9,
             "x": {"bot": level}, "o": {"bot": level}}))
             .await;
-        let joined = c
-            .recv_skip(&["bot_thinking", "move", "room_update", "game_over"])
-            .await;
+        let joined = loop {
+            let v = c
+                .recv_skip(&["bot_thinking", "room_update", "game_over"])
+                .await;
+            if v["type"] != "move" {
+                break v;
+            }
+            if v["seq"] == 1 {
+                first_moves.insert(v["room_id"].to_string());
+            }
+        };
         assert_eq!(joined["type"], "room_joined", "{joined}");
+        if joined["room"]["moves"]
+            .as_array()
+            .is_some_and(|m| !m.is_empty())
+        {
+            first_moves.insert(joined["room"]["room_id"].to_string());
+        }
     }
+    first_moves
 }
 
 /// `caro_bot_searches_peak` after three bot-against-bot games have finished twelve searches
@@ -336,9 +356,8 @@ time_ms = 8000
     // The human watches the bot games from the same connection, so their moves and the
     // human's replies are ordered on one socket.
     let (mut h, _) = server.hello("h").await;
-    open_bot_games(&mut h, 3, "slow").await;
     // The first move of a game is the centre, found without a search: let those pass first.
-    let mut first_moves = HashSet::new();
+    let mut first_moves = open_bot_games(&mut h, 3, "slow").await;
     while first_moves.len() < 3 {
         let v = h.recv_skip(&["room_update", "bot_thinking"]).await;
         assert_eq!((&v["type"], &v["seq"]), (&json!("move"), &json!(1)), "{v}");
