@@ -20,3 +20,9 @@ python3 vctshare.py vct1 long/vct1/*/moves.tsv.gz
 D=../rapfi-2026-11-29-sixteenth/drift
 RAPFI=$O/pbrain-rapfi python3 regret.py cache300k.json 300000 $D/ours-m16-200.txt $D/ours-m16-400.txt
 RAPFI=$O/pbrain-rapfi python3 regret.py cache1500k.json 1500000 $D/ours-m16-200.txt $D/ours-m16-400.txt
+# Self-play SPRT of vct1 against m16 (stopped for the session's clock; pairs read with penta.py from sprt/games.jsonl.gz,
+# the pairs both of whose games finished):
+caro-match play --engine1 $B/vct1/pbrain-caro --engine2 $B/m16/pbrain-caro --name1 vct1 --name2 m16 --rule freestyle \
+    --size 15 --turn-ms 200 --games 2000 --openings data/openings/freestyle15-v3.txt --concurrency 2 \
+    --sprt 0,20,0.05,0.05 --seed 171 --out sprt -q
+zcat sprt/games.jsonl.gz > /tmp/sprt.jsonl && python3 penta.py /tmp/sprt.jsonl
