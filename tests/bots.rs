@@ -246,9 +246,9 @@ time_ms = 10000
 }
 
 /// Opens `n` 9x9 games of `level` against itself, one after the other, watched by `c`, and
-/// returns the rooms whose first move has already been seen: a game moves as soon as it exists, so its first move is
-/// either in its own `room_joined` snapshot or a `move` (`seq` 1) that can come before the next
-/// game's `room_joined`.
+/// returns the rooms whose first move has already been seen: a game moves as soon as it exists,
+/// so its first move is either in its own `room_joined` snapshot or a `move` (`seq` 1) that can
+/// come before the next game's `room_joined`.
 async fn open_bot_games(c: &mut Client, n: usize, level: &str) -> HashSet<String> {
     let mut first_moves = HashSet::new();
     for _ in 0..n {
