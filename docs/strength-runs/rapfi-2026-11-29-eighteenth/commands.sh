@@ -18,3 +18,6 @@ nice -n -10 caro-match play --engine1 f2s/pbrain-caro --engine2 m16/pbrain-caro 
     --rule freestyle --size 15 --turn-ms 200 --games 2000 \
     --openings data/openings/freestyle15-v3.txt --concurrency 2 \
     --sprt 0,20,0.05,0.05 --seed 181 --out sprt -q
+# (stopped for the session's clock; the pairs both of whose games finished, read with the
+# seventeenth session's script, normal approximation:)
+zcat sprt-games.jsonl.gz > /tmp/sprt.jsonl && python3 ../rapfi-2026-11-29-seventeenth/penta.py /tmp/sprt.jsonl
