@@ -31,7 +31,7 @@ use caro_engine::search::params::SearchParams;
 use caro_engine::search::weights::Weights;
 use caro_engine::search::{Engine, Limits};
 use caro_engine::selfplay;
-use caro_engine::spsa::{self, Spsa};
+use caro_engine::spsa::{Space, Spsa};
 use caro_engine::{Move, Player, Rule, Rules, Status};
 
 fn book(file: &str) -> Vec<Vec<Move>> {
@@ -61,43 +61,6 @@ fn weights_file(w: &Weights, sp: &SearchParams, spsa: &Spsa, done: u64, how: &st
     text
 }
 
-/// What is tuned: the evaluation's weights (all, or the cross-line terms alone), the search's
-/// numbers, or both (their parameters in that order).
-#[derive(Clone, Copy)]
-struct Space {
-    eval: Option<spsa::Set>,
-    search: bool,
-}
-
-impl Space {
-    fn params(self, w: &Weights, sp: &SearchParams, r_end: f64) -> Vec<spsa::Param> {
-        let mut p = Vec::new();
-        if let Some(set) = self.eval {
-            p.extend(spsa::params(w, r_end, set));
-        }
-        if self.search {
-            p.extend(spsa::search_params(sp, r_end));
-        }
-        p
-    }
-
-    fn apply(self, w: &Weights, sp: &SearchParams, values: &[f64]) -> (Weights, SearchParams) {
-        let (n, weights) = match self.eval {
-            Some(set) => {
-                let n = spsa::params(w, 0.0, set).len();
-                (n, spsa::apply(w, &values[..n], set))
-            }
-            None => (0, *w),
-        };
-        let search = if self.search {
-            spsa::apply_search(&values[n..])
-        } else {
-            *sp
-        };
-        (weights, search)
-    }
-}
-
 fn main() {
     let mut args = std::env::args().skip(1);
     let out = args.next().expect(
@@ -112,25 +75,9 @@ fn main() {
     let threads = num(2.0) as usize;
     let seed = num(1.0) as u64;
     let r_end = num(0.005);
-    let space = match args.next().as_deref().unwrap_or("eval") {
-        "eval" => Space {
-            eval: Some(spsa::Set::Eval),
-            search: false,
-        },
-        "plus" => Space {
-            eval: Some(spsa::Set::Plus),
-            search: false,
-        },
-        "search" => Space {
-            eval: None,
-            search: true,
-        },
-        "both" => Space {
-            eval: Some(spsa::Set::Eval),
-            search: true,
-        },
-        other => panic!("space: `eval`, `plus`, `search` or `both`, not {other:?}"),
-    };
+    let space = args.next().unwrap_or_else(|| "eval".to_string());
+    let space = Space::named(&space)
+        .unwrap_or_else(|| panic!("space: `eval`, `plus`, `search` or `both`, not {space:?}"));
     let books = args.next().unwrap_or_else(|| {
         "freestyle15-v3.txt,freestyle15-v2.txt,freestyle15.txt,caro15.txt".to_string()
     });

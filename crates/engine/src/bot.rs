@@ -90,12 +90,10 @@ impl Bot {
         &self.level
     }
 
-    /// Replaces the engine by one with a table of about `tt_mb` MiB (and the same number of
-    /// threads); the random generator goes on.
+    /// Gives the engine a table of about `tt_mb` MiB ([`Engine::resize_table`]: threads,
+    /// weights and search numbers stay); the random generator goes on.
     pub fn resize_table(&mut self, tt_mb: usize) {
-        let threads = self.engine.threads();
-        self.engine = Engine::new(tt_mb);
-        self.engine.set_threads(threads);
+        self.engine.resize_table(tt_mb);
     }
 
     /// Searches with `threads` threads from now on ([`Engine::set_threads`]; the classic

@@ -404,6 +404,94 @@ pub fn apply_search(values: &[f64]) -> SearchParams {
     sp
 }
 
+/// What a run tunes: some of the evaluation's weights ([`Set`]), the search's numbers, or
+/// both, their parameters in that order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Space {
+    /// The evaluation's weights tuned, if any.
+    pub eval: Option<Set>,
+    /// Whether the search's numbers are tuned.
+    pub search: bool,
+}
+
+impl Space {
+    /// The space a tuning run names: `eval` (the evaluation's weights), `plus` (its
+    /// cross-line terms alone), `search` (the search's numbers) or `both` (`eval` and
+    /// `search`).
+    pub fn named(name: &str) -> Option<Space> {
+        let (eval, search) = match name {
+            "eval" => (Some(Set::Eval), false),
+            "plus" => (Some(Set::Plus), false),
+            "search" => (None, true),
+            "both" => (Some(Set::Eval), true),
+            _ => return None,
+        };
+        Some(Space { eval, search })
+    }
+
+    /// The tuned parameters of `w` and `sp` ([`params`], then [`search_params`]).
+    pub fn params(self, w: &Weights, sp: &SearchParams, r_end: f64) -> Vec<Param> {
+        let mut p = Vec::new();
+        if let Some(set) = self.eval {
+            p.extend(params(w, r_end, set));
+        }
+        if self.search {
+            p.extend(search_params(sp, r_end));
+        }
+        p
+    }
+
+    /// `w` and `sp` with the tuned parameters set to `values` (in [`Space::params`] order).
+    ///
+    /// # Panics
+    /// Unless there is one value per parameter.
+    pub fn apply(self, w: &Weights, sp: &SearchParams, values: &[f64]) -> (Weights, SearchParams) {
+        let (n, weights) = match self.eval {
+            Some(set) => {
+                let n = params(w, 0.0, set).len();
+                (n, apply(w, &values[..n], set))
+            }
+            None => (0, *w),
+        };
+        let search = if self.search {
+            apply_search(&values[n..])
+        } else {
+            assert_eq!(values.len(), n, "one value per parameter");
+            *sp
+        };
+        (weights, search)
+    }
+}
+
+/// The names of the search's numbers, in [`search_params`] order (`lmr_k`, ..., `killer0`,
+/// `killer1`, ..., `vct_sixteenths`).
+pub fn search_names() -> impl Iterator<Item = &'static str> {
+    SEARCH_FIELDS.iter().map(|f| f.name)
+}
+
+/// Sets the search's number `name` (one of [`search_names`]) to `value` (whole numbers
+/// rounded), as a tuning run names it; `false` if there is no such number.
+pub fn set_search(sp: &mut SearchParams, name: &str, value: f64) -> bool {
+    match SEARCH_FIELDS.iter().find(|f| f.name == name) {
+        Some(f) => {
+            (f.set)(sp, value);
+            true
+        }
+        None => false,
+    }
+}
+
+/// `sp` as `name=value` words, one per number in [`search_params`] order: what
+/// `pbrain-caro --search` takes.
+pub fn search_text(sp: &SearchParams) -> Vec<String> {
+    SEARCH_FIELDS
+        .iter()
+        // Six decimals: an `f32` field read as `f64` (0.68 as 0.6800000071525574) reads
+        // back as the same `f32`.
+        .map(|f| format!("{}={}", f.name, ((f.get)(sp) * 1e6).round() / 1e6))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,6 +552,28 @@ mod tests {
             },
             sp
         );
+    }
+
+    #[test]
+    fn the_search_numbers_go_by_name_and_back() {
+        let sp = SearchParams {
+            lmr_k: 0.68,
+            killers: [300, 7],
+            vct_sixteenths: 2,
+            ..SearchParams::default()
+        };
+        let words = search_text(&sp);
+        assert_eq!(words.len(), search_names().count());
+        assert_eq!(words[0], "lmr_k=0.68");
+        assert!(words.contains(&"killer1=7".to_string()));
+        let mut back = SearchParams::default();
+        for w in &words {
+            let (name, value) = w.split_once('=').unwrap();
+            assert!(set_search(&mut back, name, value.parse().unwrap()), "{w}");
+        }
+        assert_eq!(back, sp);
+        assert!(!set_search(&mut back, "lmr", 1.0));
+        assert_eq!(back, sp);
     }
 
     #[test]

@@ -163,6 +163,12 @@ impl Engine {
         self.searcher.params = *params;
     }
 
+    /// Gives the engine a transposition table of about `tt_mb` MiB, forgetting what it learnt;
+    /// its threads, weights and search numbers stay (the protocol's `INFO max_memory`).
+    pub fn resize_table(&mut self, tt_mb: usize) {
+        self.searcher.resize(tt_mb);
+    }
+
     /// The number of search threads (see [`Engine::set_threads`]).
     pub fn threads(&self) -> usize {
         self.searcher.threads()

@@ -176,6 +176,16 @@ impl Searcher {
         }
     }
 
+    /// A new transposition table of about `tt_mb` MiB and a threat-space table to match, the
+    /// ordering statistics forgotten; the weights, search numbers and threads stay.
+    pub fn resize(&mut self, tt_mb: usize) {
+        self.tt = Table::new(tt_mb);
+        self.dfpn = Dfpn::new(dfpn_log2(tt_mb));
+        self.dfpn_board = None;
+        self.main.clear();
+        self.helpers.iter_mut().for_each(Stack::clear);
+    }
+
     /// Evaluates with `weights` from now on (instead of the built-in ones).
     pub fn set_weights(&mut self, weights: &Weights) {
         self.tables = Arc::new(Tables::new(weights));
