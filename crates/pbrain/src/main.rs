@@ -20,8 +20,11 @@ use caro_engine::bot::{Bot, Level, Style};
 use caro_engine::positions::{bench_boards, short_id, BENCH_DEPTH};
 use caro_engine::rules::{MAX_SIZE, MIN_CARO_SIZE};
 use caro_engine::search::negamax::MAX_THREADS;
+use caro_engine::search::params::SearchParams;
 use caro_engine::search::time::{self, Budget};
+use caro_engine::search::weights::Weights;
 use caro_engine::search::{is_mate, Engine, Limits, SearchInfo, WIN};
+use caro_engine::spsa;
 use caro_engine::{Board, Cell, Move, Rule, Rules, Status};
 use caro_gomocup::{BadCommand, Command, Field, Info, Reply, Stone};
 use clap::{value_parser, Args, Parser, Subcommand, ValueEnum};
@@ -69,6 +72,7 @@ fn main() {
             seed: 1,
             nodes: None,
             threads: 1,
+            tuning: cli.level.tuning(),
         }),
         None => serve(cli.level.options()),
     }
@@ -140,6 +144,37 @@ struct LevelArgs {
     /// Search threads (Lazy SMP) until the manager sends INFO thread_num.
     #[arg(long, default_value_t = 1, value_parser = value_parser!(u64).range(1..=MAX_THREADS as u64))]
     threads: u64,
+    /// Evaluate with the weights of FILE (the format of the engine's search/weights.txt)
+    /// instead of the built-in ones: for tuning and trying weights without a rebuild.
+    #[arg(long, value_name = "FILE", value_parser = weights_file)]
+    weights: Option<Weights>,
+    /// Set one of the full search's tunable numbers (docs/pbrain.md lists them), e.g.
+    /// `--search lmr_k=0.7`; may be given many times.
+    #[arg(long = "search", value_name = "NAME=VALUE", value_parser = search_number)]
+    search: Vec<(String, f64)>,
+}
+
+/// `--weights`: the file, read and parsed.
+fn weights_file(path: &str) -> Result<Weights, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    Weights::parse(&text).map_err(|e| format!("{path}: {e}"))
+}
+
+/// `--search`: a known name and a finite number.
+fn search_number(s: &str) -> Result<(String, f64), String> {
+    let names = || spsa::search_names().collect::<Vec<_>>().join(", ");
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?} is not NAME=VALUE (names: {})", names()))?;
+    let value = value
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| format!("{value:?} is not a number"))?;
+    if !spsa::search_names().any(|n| n == name) {
+        return Err(format!("no search number {name:?} (names: {})", names()));
+    }
+    Ok((name.to_string(), value))
 }
 
 /// `--style`.
@@ -180,8 +215,30 @@ impl LevelArgs {
             seed: self.seed,
             nodes: self.nodes,
             threads: self.threads as usize,
+            tuning: self.tuning(),
         }
     }
+
+    /// `--weights` and `--search`, later `--search` flags over earlier ones.
+    fn tuning(&self) -> Tuning {
+        let mut search = SearchParams::default();
+        for (name, value) in &self.search {
+            let known = spsa::set_search(&mut search, name, *value);
+            debug_assert!(known, "checked by search_number");
+        }
+        Tuning {
+            weights: self.weights,
+            search,
+        }
+    }
+}
+
+/// What the full search evaluates and prunes with: the built-in weights and numbers unless
+/// `--weights` or `--search` say otherwise.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Tuning {
+    weights: Option<Weights>,
+    search: SearchParams,
 }
 
 /// How this process plays: a bot level (the same four numbers as a server bot's `Level` in
@@ -195,6 +252,8 @@ struct Options {
     nodes: Option<u64>,
     /// `--threads`: search threads until `INFO thread_num` says otherwise.
     threads: usize,
+    /// `--weights` and `--search`.
+    tuning: Tuning,
 }
 
 /// Speaks the protocol on stdin/stdout, playing at `options`' level.
@@ -326,7 +385,12 @@ fn thread_count(n: u64, available: usize) -> usize {
 
 impl Brain {
     fn new(options: Options) -> Brain {
-        let mut bot = Bot::with_table(options.level, options.seed, DEFAULT_TT_MB);
+        let mut engine = Engine::new(DEFAULT_TT_MB);
+        if let Some(w) = &options.tuning.weights {
+            engine.set_weights(w);
+        }
+        engine.set_search_params(&options.tuning.search);
+        let mut bot = Bot::with_engine(options.level, options.seed, engine);
         bot.set_threads(options.threads);
         Brain {
             board: None,

@@ -484,6 +484,105 @@ fn bad_level_flags_are_refused() {
     }
 }
 
+/// The nodes and the move of a depth-7 search of a fixed middle-game position, with `args`.
+fn depth_seven(args: &[&str]) -> (u64, String) {
+    let mut all = vec!["--depth", "7"];
+    all.extend_from_slice(args);
+    let mut brain = Brain::spawn_with(&all);
+    brain.send("INFO timeout_turn 30000");
+    brain.send("INFO rule 0");
+    brain.expect("START 15", "OK");
+    let reply = brain.board(&[(7, 7, 2), (8, 8, 1), (6, 8, 2), (8, 6, 1), (7, 9, 2)]);
+    let last = brain.messages.last().cloned().expect("search reports");
+    brain.end();
+    let nodes = last
+        .split_whitespace()
+        .skip_while(|&w| w != "nodes")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{last}"));
+    (nodes, reply)
+}
+
+/// A scratch file for one test, removed when dropped.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(name: &str, text: &str) -> Scratch {
+        let path = std::env::temp_dir().join(format!("pbrain-{}-{name}", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        Scratch(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// `--weights` evaluates with a file's weights and `--search` sets the search's numbers: the
+/// built-in weights' own file searches exactly as without the flag, other weights or numbers
+/// search another tree.
+#[test]
+fn weights_and_search_numbers_come_from_the_command_line() {
+    let built = include_str!("../../engine/src/search/weights.txt");
+    let plain = depth_seven(&[]);
+    let same = Scratch::new("same.txt", built);
+    assert_eq!(depth_seven(&["--weights", same.path()]), plain);
+    let defaults = "--search=lmp_quarters=4";
+    assert_eq!(depth_seven(&[defaults]), plain);
+    let zero_plus: String = built
+        .lines()
+        .map(|l| {
+            if l.starts_with("plus ") {
+                "plus 0 0 0 0"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(zero_plus, built.trim_end());
+    let other = Scratch::new("other.txt", &zero_plus);
+    let (nodes, _) = depth_seven(&["--weights", other.path()]);
+    assert_ne!(nodes, plain.0);
+    let (nodes, _) = depth_seven(&["--search", "lmp_quarters=12", "--search", "lmr_k=0.3"]);
+    assert_ne!(nodes, plain.0);
+}
+
+/// A weights file that cannot be read or parsed, or an unknown or malformed search number, is
+/// a usage error naming what is wrong.
+#[test]
+fn bad_weights_and_search_numbers_are_refused() {
+    let garbled = Scratch::new("garbled.txt", "level 1 2 3\nclass 0 0 0 0 0 0 0 0\n");
+    for (args, says) in [
+        (
+            vec!["--weights", "/nonexistent/weights.txt"],
+            "/nonexistent/weights.txt",
+        ),
+        (vec!["--weights", garbled.path()], "line 1"),
+        (vec!["--search", "lmr=1"], "no search number \"lmr\""),
+        (vec!["--search", "lmr_k"], "is not NAME=VALUE"),
+        (vec!["--search", "lmr_k=fast"], "\"fast\" is not a number"),
+        (vec!["--search", "lmr_k=inf"], "\"inf\" is not a number"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_pbrain-caro"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
 /// `pbrain-caro bench 2` prints the Stockfish-style totals and exits 0.
 #[test]
 fn bench_mode_prints_the_node_count() {
