@@ -13,6 +13,7 @@
 //! - [`rating`]: joint Elo ratings of many engines from the games of many matches;
 //! - [`openings`]: opening files and the generator behind `data/openings/`;
 //! - [`judge`]: an outside engine's evaluations of openings, to balance a book by them;
+//! - [`tune`]: SPSA of our engine's numbers by play against another engine;
 //! - [`psq`]: the Piskvork `.psq` game record, re-exported from `caro-gomocup`.
 //!
 //! `docs/match.md` is the user's guide. The library never prints; the `caro-match` binary does.
@@ -37,6 +38,7 @@ pub mod rating;
 pub mod referee;
 pub mod runner;
 pub mod stats;
+pub mod tune;
 
 /// The Piskvork `.psq` game record (the workspace's one writer, in `caro-gomocup`).
 pub use caro_gomocup::psq;

@@ -1,12 +1,16 @@
 //! `caro-match`: plays two Gomocup engines against each other (`caro-match play`), generates
 //! balanced openings with our engine (`caro-match openings`), keeps the ones an outside engine
 //! judges balanced (`caro-match judge`), or fits joint Elo ratings to the games of several
-//! matches (`caro-match rate`). See `docs/match.md`.
+//! matches (`caro-match rate`), or tunes our engine's numbers by play against another engine
+//! (`caro-match spsa`). See `docs/match.md`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use caro_engine::search::params::SearchParams;
+use caro_engine::search::weights::Weights;
+use caro_engine::spsa::{self, Space};
 use caro_engine::{Rule, Rules};
 use caro_match::judge::{judge_all, JudgeSettings};
 use caro_match::openings::{generate, parse_openings, GenerateSettings, Opening, Playout};
@@ -15,7 +19,8 @@ use caro_match::rating::{fit, Crosstable, Prior, RatedGame};
 use caro_match::referee::{GameSettings, Logger};
 use caro_match::runner::{run_match, EngineSpec, MatchConfig};
 use caro_match::stats::Sprt;
-use clap::{Args, Parser, Subcommand};
+use caro_match::tune::{run_tune, weights_text, TuneConfig};
+use clap::{value_parser, Args, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -40,6 +45,9 @@ enum Command {
     Judge(JudgeArgs),
     /// Fit joint Elo ratings to the games of one or more matches (games.jsonl files).
     Rate(RateArgs),
+    /// Tune pbrain-caro's evaluation weights or search numbers by play against another engine
+    /// (SPSA: each step, two perturbed sets play an opening with both colours against it).
+    Spsa(Box<SpsaArgs>),
 }
 
 /// Board and rule, shared by the commands.
@@ -86,24 +94,8 @@ struct PlayArgs {
     name2: Option<String>,
     #[command(flatten)]
     board: BoardArgs,
-    /// Time per move in milliseconds (INFO timeout_turn); 0 = no per-move limit.
-    #[arg(long, default_value_t = 1000)]
-    turn_ms: u64,
-    /// Time per engine per game in milliseconds (INFO timeout_match, time_left); 0 = none.
-    #[arg(long, default_value_t = 0)]
-    match_ms: u64,
-    /// Extra milliseconds an answer may take before it forfeits.
-    #[arg(long, default_value_t = 100)]
-    tolerance_ms: u64,
-    /// Pause in milliseconds before each request to an engine (START, each move request).
-    #[arg(long, default_value_t = 15)]
-    delay_ms: u64,
-    /// Milliseconds an engine may take to answer START (start-up included).
-    #[arg(long, default_value_t = 10_000)]
-    start_timeout_ms: u64,
-    /// INFO max_memory in bytes (not sent unless given).
-    #[arg(long)]
-    max_memory: Option<u64>,
+    #[command(flatten)]
+    clock: ClockArgs,
     /// Number of games (each opening is played twice, colours swapped).
     #[arg(long, default_value_t = 2)]
     games: usize,
@@ -128,6 +120,105 @@ struct PlayArgs {
     /// No per-game progress lines.
     #[arg(long, short)]
     quiet: bool,
+}
+
+/// The clocks and protocol settings of every game, shared by `play` and `spsa`.
+#[derive(Args)]
+struct ClockArgs {
+    /// Time per move in milliseconds (INFO timeout_turn); 0 = no per-move limit.
+    #[arg(long, default_value_t = 1000)]
+    turn_ms: u64,
+    /// Time per engine per game in milliseconds (INFO timeout_match, time_left); 0 = none.
+    #[arg(long, default_value_t = 0)]
+    match_ms: u64,
+    /// Extra milliseconds an answer may take before it forfeits.
+    #[arg(long, default_value_t = 100)]
+    tolerance_ms: u64,
+    /// Pause in milliseconds before each request to an engine (START, each move request).
+    #[arg(long, default_value_t = 15)]
+    delay_ms: u64,
+    /// Milliseconds an engine may take to answer START (start-up included).
+    #[arg(long, default_value_t = 10_000)]
+    start_timeout_ms: u64,
+    /// INFO max_memory in bytes (not sent unless given).
+    #[arg(long)]
+    max_memory: Option<u64>,
+}
+
+impl ClockArgs {
+    fn settings(&self, rules: Rules) -> GameSettings {
+        GameSettings {
+            rules,
+            turn_ms: self.turn_ms,
+            match_ms: self.match_ms,
+            tolerance: Duration::from_millis(self.tolerance_ms),
+            delay: Duration::from_millis(self.delay_ms),
+            start_timeout: Duration::from_millis(self.start_timeout_ms),
+            max_memory: self.max_memory,
+        }
+    }
+}
+
+#[derive(Args)]
+struct SpsaArgs {
+    /// Our engine's command line: pbrain-caro, to which each step adds --weights FILE and
+    /// --search NAME=VALUE flags.
+    #[arg(long)]
+    engine: String,
+    /// The opponent's command line.
+    #[arg(long)]
+    opponent: String,
+    /// The opponent's name in the records (default: its command line).
+    #[arg(long)]
+    opponent_name: Option<String>,
+    #[command(flatten)]
+    board: BoardArgs,
+    #[command(flatten)]
+    clock: ClockArgs,
+    /// Opening file: each step plays one of them, drawn from the seed.
+    #[arg(long)]
+    openings: PathBuf,
+    /// What is tuned: eval (the evaluation's weights), plus (its cross-line terms alone),
+    /// search (the search's numbers) or both (eval and search).
+    #[arg(long, default_value = "eval", value_parser = space)]
+    space: Space,
+    /// Steps (each four games: two perturbed sets, each with both colours): the schedule's
+    /// length.
+    #[arg(long, default_value_t = 1000, value_parser = value_parser!(u64).range(1..))]
+    steps: u64,
+    /// Learning rate of the last step (caro_engine::spsa).
+    #[arg(long, default_value_t = 0.005)]
+    r_end: f64,
+    /// Seed of the perturbations and the openings drawn.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Steps played at the same time.
+    #[arg(long, default_value_t = 1, value_parser = value_parser!(u64).range(1..))]
+    concurrency: u64,
+    /// Write the current numbers every this many steps (and at the end).
+    #[arg(long, default_value_t = 10, value_parser = value_parser!(u64).range(1..))]
+    save_every: u64,
+    /// Start from the weights of this file instead of the built-in ones (a weights.txt, e.g.
+    /// an earlier run's).
+    #[arg(long)]
+    weights: Option<PathBuf>,
+    /// Start from the search numbers of this file instead of the defaults: NAME=VALUE lines,
+    /// as an earlier run's search.txt.
+    #[arg(long)]
+    search: Option<PathBuf>,
+    /// Output directory (created).
+    #[arg(long, default_value = "spsa-out")]
+    out: PathBuf,
+    /// Echo the protocol log on stderr.
+    #[arg(long, short)]
+    verbose: bool,
+    /// No per-step progress lines.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn space(name: &str) -> Result<Space, String> {
+    Space::named(name).ok_or_else(|| format!("{name:?} is not eval, plus, search or both"))
 }
 
 #[derive(Args)]
@@ -223,6 +314,7 @@ fn main() -> Result<()> {
         Command::Openings(args) => openings(args),
         Command::Judge(args) => judge(args),
         Command::Rate(args) => rate(args),
+        Command::Spsa(args) => tune(*args),
     }
 }
 
@@ -286,15 +378,7 @@ fn play(args: PlayArgs) -> Result<()> {
     }
     let config = MatchConfig {
         engines,
-        game: GameSettings {
-            rules,
-            turn_ms: args.turn_ms,
-            match_ms: args.match_ms,
-            tolerance: Duration::from_millis(args.tolerance_ms),
-            delay: Duration::from_millis(args.delay_ms),
-            start_timeout: Duration::from_millis(args.start_timeout_ms),
-            max_memory: args.max_memory,
-        },
+        game: args.clock.settings(rules),
         games: args.games,
         openings,
         concurrency: args.concurrency,
@@ -327,6 +411,105 @@ fn play(args: PlayArgs) -> Result<()> {
         }
     })?;
     print!("{}", summary.report());
+    println!("output: {}", args.out.display());
+    Ok(())
+}
+
+/// The search numbers of a `search.txt` (`NAME=VALUE` lines; `#` comments and blank lines
+/// skipped), over the defaults.
+fn read_search(path: &Path) -> Result<SearchParams> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut sp = SearchParams::default();
+    for (n, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let known = line
+            .split_once('=')
+            .and_then(|(name, value)| Some((name.trim(), value.trim().parse::<f64>().ok()?)))
+            .filter(|(_, v)| v.is_finite())
+            .is_some_and(|(name, v)| spsa::set_search(&mut sp, name, v));
+        if !known {
+            let names: Vec<&str> = spsa::search_names().collect();
+            bail!(
+                "{}:{}: {line:?} is not NAME=VALUE with a known name ({}) and a number",
+                path.display(),
+                n + 1,
+                names.join(", ")
+            );
+        }
+    }
+    Ok(sp)
+}
+
+fn tune(args: SpsaArgs) -> Result<()> {
+    let rules = args.board.rules()?;
+    let openings = read_openings(&args.openings, rules)?;
+    let weights = match &args.weights {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            Weights::parse(&text).with_context(|| format!("reading {}", path.display()))?
+        }
+        None => *Weights::built(),
+    };
+    let search = match &args.search {
+        Some(path) => read_search(path)?,
+        None => SearchParams::default(),
+    };
+    let opponent = EngineSpec {
+        name: args
+            .opponent_name
+            .clone()
+            .unwrap_or_else(|| args.opponent.clone()),
+        command: args.opponent.clone(),
+    };
+    let config = TuneConfig {
+        engine: args.engine.clone(),
+        opponent,
+        game: args.clock.settings(rules),
+        openings,
+        space: args.space,
+        start: (weights, search),
+        steps: args.steps,
+        r_end: args.r_end,
+        seed: args.seed,
+        concurrency: args.concurrency as usize,
+        save_every: args.save_every,
+        out_dir: args.out.clone(),
+        verbose: args.verbose,
+    };
+    let names: Vec<String> = args
+        .space
+        .params(&weights, &search, args.r_end)
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    let quiet = args.quiet;
+    let (w, sp) = run_tune(&config, |record, tally| {
+        if !quiet {
+            let values: Vec<String> = names
+                .iter()
+                .zip(&record.values)
+                .map(|(name, v)| format!("{name}={v:.1}"))
+                .collect();
+            println!(
+                "step {:>5}: {:+} [{}] | our score {:.1}/{} ({:.1}%), + minus - {:+} | {}",
+                record.step,
+                record.result,
+                record.opening,
+                tally.points,
+                tally.games,
+                100.0 * tally.points / tally.games.max(1) as f64,
+                tally.plus_minus,
+                values.join(" ")
+            );
+        }
+    })?;
+    print!("{}", weights_text(&w, "final weights"));
+    println!("search {}", spsa::search_text(&sp).join(" "));
     println!("output: {}", args.out.display());
     Ok(())
 }
