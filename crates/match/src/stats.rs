@@ -151,6 +151,14 @@ impl GameScore {
             GameScore::Loss => 0,
         }
     }
+    /// The opponent's result in the same game.
+    pub fn opponent(self) -> GameScore {
+        match self {
+            GameScore::Win => GameScore::Loss,
+            GameScore::Draw => GameScore::Draw,
+            GameScore::Loss => GameScore::Win,
+        }
+    }
 }
 
 /// Game pairs (one opening, colours swapped) by total score: `counts[k]` pairs scored `k/2`
