@@ -1,7 +1,8 @@
 //! `caro-match`: plays two Gomocup engines against each other (`caro-match play`), generates
 //! balanced openings with our engine (`caro-match openings`), keeps the ones an outside engine
-//! judges balanced (`caro-match judge`), or fits joint Elo ratings to the games of several
-//! matches (`caro-match rate`). See `docs/match.md`.
+//! judges balanced (`caro-match judge`), fits joint Elo ratings to the games of several
+//! matches (`caro-match rate`), or scores the games of a stopped match (`caro-match score`).
+//! See `docs/match.md`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,6 +15,7 @@ use caro_match::process::split_command;
 use caro_match::rating::{fit, Crosstable, Prior, RatedGame};
 use caro_match::referee::{GameSettings, Logger};
 use caro_match::runner::{run_match, EngineSpec, MatchConfig};
+use caro_match::score::{score, GamesFile};
 use caro_match::stats::Sprt;
 use clap::{Args, Parser, Subcommand};
 
@@ -40,6 +42,9 @@ enum Command {
     Judge(JudgeArgs),
     /// Fit joint Elo ratings to the games of one or more matches (games.jsonl files).
     Rate(RateArgs),
+    /// Score the games of a match (games.jsonl, gzipped or not) as the runner would have: for a
+    /// match stopped before it wrote summary.json.
+    Score(ScoreArgs),
 }
 
 /// Board and rule, shared by the commands.
@@ -217,13 +222,50 @@ struct RateArgs {
     json: bool,
 }
 
+#[derive(Args)]
+struct ScoreArgs {
+    /// `games.jsonl` files written by `caro-match play` (or gzipped), or their output
+    /// directories; the pairs of each file are its own.
+    #[arg(required = true)]
+    games: Vec<PathBuf>,
+    /// The engine the score is counted for (default: engine 1 of the first game).
+    #[arg(long)]
+    engine: Option<String>,
+    /// SPRT: elo0,elo1,alpha,beta (logistic Elo): the LLR and the decision the runner would
+    /// have reached after these games.
+    #[arg(long)]
+    sprt: Option<Sprt>,
+    /// Print the score as JSON (the fields of summary.json, the files, the unpaired games).
+    #[arg(long)]
+    json: bool,
+}
+
 fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Play(args) => play(*args),
         Command::Openings(args) => openings(args),
         Command::Judge(args) => judge(args),
         Command::Rate(args) => rate(args),
+        Command::Score(args) => score_games(args),
     }
+}
+
+fn score_games(args: ScoreArgs) -> Result<()> {
+    let files = args
+        .games
+        .iter()
+        .map(|path| GamesFile::read(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let score = score(&files, args.engine.as_deref(), args.sprt)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&score).expect("the score serializes")
+        );
+    } else {
+        print!("{}", score.report());
+    }
+    Ok(())
 }
 
 fn rate(args: RateArgs) -> Result<()> {
