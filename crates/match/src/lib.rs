@@ -10,6 +10,7 @@
 //! - [`referee`]: one game over the protocol, judged by [`caro_engine::Board`];
 //! - [`runner`]: the schedule, parallel workers, output files and running statistics;
 //! - [`stats`]: Elo, trinomial and pentanomial intervals, SPRT;
+//! - [`score`]: the score of a match read back from its `games.jsonl` (a stopped match);
 //! - [`rating`]: joint Elo ratings of many engines from the games of many matches;
 //! - [`openings`]: opening files and the generator behind `data/openings/`;
 //! - [`judge`]: an outside engine's evaluations of openings, to balance a book by them;
@@ -37,6 +38,7 @@ pub mod process;
 pub mod rating;
 pub mod referee;
 pub mod runner;
+pub mod score;
 pub mod stats;
 pub mod tune;
 

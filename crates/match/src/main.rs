@@ -1,8 +1,9 @@
 //! `caro-match`: plays two Gomocup engines against each other (`caro-match play`), generates
 //! balanced openings with our engine (`caro-match openings`), keeps the ones an outside engine
-//! judges balanced (`caro-match judge`), or fits joint Elo ratings to the games of several
-//! matches (`caro-match rate`), or tunes our engine's numbers by play against another engine
-//! (`caro-match spsa`). See `docs/match.md`.
+//! judges balanced (`caro-match judge`), fits joint Elo ratings to the games of several
+//! matches (`caro-match rate`), scores the games of a stopped match (`caro-match score`), or
+//! tunes our engine's numbers by play against another engine (`caro-match spsa`). See
+//! `docs/match.md`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -18,6 +19,7 @@ use caro_match::process::split_command;
 use caro_match::rating::{fit, Crosstable, Prior, RatedGame};
 use caro_match::referee::{GameSettings, Logger};
 use caro_match::runner::{run_match, EngineSpec, MatchConfig};
+use caro_match::score::{score, GamesFile};
 use caro_match::stats::Sprt;
 use caro_match::tune::{run_tune, weights_text, TuneConfig};
 use clap::{value_parser, Args, Parser, Subcommand};
@@ -45,6 +47,9 @@ enum Command {
     Judge(JudgeArgs),
     /// Fit joint Elo ratings to the games of one or more matches (games.jsonl files).
     Rate(RateArgs),
+    /// Score the games of a match (games.jsonl, gzipped or not) as the runner would have: for a
+    /// match stopped before it wrote summary.json.
+    Score(ScoreArgs),
     /// Tune pbrain-caro's evaluation weights or search numbers by play against another engine
     /// (SPSA: each step, two perturbed sets play an opening with both colours against it).
     Spsa(Box<SpsaArgs>),
@@ -308,14 +313,51 @@ struct RateArgs {
     json: bool,
 }
 
+#[derive(Args)]
+struct ScoreArgs {
+    /// `games.jsonl` files written by `caro-match play` (or gzipped), or their output
+    /// directories; the pairs of each file are its own.
+    #[arg(required = true)]
+    games: Vec<PathBuf>,
+    /// The engine the score is counted for (default: engine 1 of the first game).
+    #[arg(long)]
+    engine: Option<String>,
+    /// SPRT: elo0,elo1,alpha,beta (logistic Elo): the LLR and the decision the runner would
+    /// have reached after these games.
+    #[arg(long)]
+    sprt: Option<Sprt>,
+    /// Print the score as JSON (the fields of summary.json, the files, the unpaired games).
+    #[arg(long)]
+    json: bool,
+}
+
 fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Play(args) => play(*args),
         Command::Openings(args) => openings(args),
         Command::Judge(args) => judge(args),
         Command::Rate(args) => rate(args),
+        Command::Score(args) => score_games(args),
         Command::Spsa(args) => tune(*args),
     }
+}
+
+fn score_games(args: ScoreArgs) -> Result<()> {
+    let files = args
+        .games
+        .iter()
+        .map(|path| GamesFile::read(path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let score = score(&files, args.engine.as_deref(), args.sprt)?;
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&score).expect("the score serializes")
+        );
+    } else {
+        print!("{}", score.report());
+    }
+    Ok(())
 }
 
 fn rate(args: RateArgs) -> Result<()> {

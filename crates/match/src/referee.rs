@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use caro_engine::{Board, Move, Player, Rules, Status};
 use caro_gomocup::{AnswerError, Command, Info, Reply};
 use parking_lot::Mutex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::openings::Opening;
 use crate::process::{EngineProcess, Received};
@@ -54,7 +54,7 @@ pub struct GameSettings {
 }
 
 /// Why a game ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
     /// A winning line under the rule.

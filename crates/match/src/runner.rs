@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File, OpenOptions};
+use std::hash::Hash;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -149,6 +150,78 @@ pub struct GameRecord {
     pub psq: String,
 }
 
+/// What the statistics count of a finished game, from engine 1's point of view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CountedGame {
+    /// Engine 1's colour.
+    pub engine1_color: Player,
+    /// Engine 1's result.
+    pub engine1_score: GameScore,
+    /// Why the game ended.
+    pub reason: Reason,
+    /// Whether engine 1 and engine 2 were restarted for this game.
+    pub restarted: [bool; 2],
+}
+
+impl CountedGame {
+    /// The same game from engine 2's point of view.
+    pub fn swapped(self) -> CountedGame {
+        CountedGame {
+            engine1_color: self.engine1_color.opponent(),
+            engine1_score: self.engine1_score.opponent(),
+            reason: self.reason,
+            restarted: [self.restarted[1], self.restarted[0]],
+        }
+    }
+}
+
+/// Keeps the score of a match as its games finish, in any order: the two games of a pair (keyed
+/// by `K`, the pair number within one match) find each other here, and each game updates the
+/// [`Summary`]. The runner counts with it as games finish, `caro-match score` as it reads
+/// `games.jsonl` back, so both give the same numbers for the same games in the same order.
+#[derive(Clone, Debug)]
+pub struct Scorekeeper<K> {
+    summary: Summary,
+    /// Engine 1's score in the finished game of each pair whose other game is not counted yet.
+    open_pairs: HashMap<K, GameScore>,
+}
+
+impl<K: Eq + Hash> Scorekeeper<K> {
+    /// No game yet; `sprt` is the test to run, if any.
+    pub fn new(engines: [String; 2], sprt: Option<Sprt>) -> Scorekeeper<K> {
+        Scorekeeper {
+            summary: Summary::new(engines, sprt),
+            open_pairs: HashMap::new(),
+        }
+    }
+
+    /// Counts a finished game of pair `pair`: the pentanomial gets the pair when this is its
+    /// second game.
+    pub fn add(&mut self, pair: K, game: &CountedGame) {
+        let pair_done = self.open_pairs.remove(&pair);
+        if pair_done.is_none() {
+            self.open_pairs.insert(pair, game.engine1_score);
+        }
+        self.summary.add(game, pair_done);
+    }
+
+    /// The score so far.
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+
+    /// The pairs only one game of which is counted: those games are in the trinomial numbers,
+    /// not in the pentanomial.
+    pub fn open_pairs(&self) -> impl Iterator<Item = &K> {
+        self.open_pairs.keys()
+    }
+
+    /// The final score.
+    pub fn into_summary(self) -> Summary {
+        self.summary
+    }
+}
+
 /// SPRT state in the summary.
 #[derive(Clone, Debug, Serialize)]
 pub struct SprtReport {
@@ -200,9 +273,9 @@ pub struct Summary {
 }
 
 impl Summary {
-    fn new(engines: &[EngineSpec; 2], sprt: Option<Sprt>) -> Summary {
+    fn new(engines: [String; 2], sprt: Option<Sprt>) -> Summary {
         Summary {
-            engines: [engines[0].name.clone(), engines[1].name.clone()],
+            engines,
             games: 0,
             total: Wdl::default(),
             as_x: Wdl::default(),
@@ -229,24 +302,30 @@ impl Summary {
         }
     }
 
-    /// Counts a game; `pair_done` is the other game of its pair if already finished.
-    fn add(&mut self, record: &GameRecord, loser: Option<usize>, pair_done: Option<GameScore>) {
+    /// Counts a game; `pair_done` is engine 1's score in the other game of its pair if that
+    /// one is already counted.
+    fn add(&mut self, game: &CountedGame, pair_done: Option<GameScore>) {
         self.games += 1;
-        self.total.add(record.engine1_score);
-        if record.engine1_color == "x" {
-            self.as_x.add(record.engine1_score)
+        self.total.add(game.engine1_score);
+        if game.engine1_color == Player::X {
+            self.as_x.add(game.engine1_score)
         } else {
-            self.as_o.add(record.engine1_score)
+            self.as_o.add(game.engine1_score)
         }
-        *self.reasons.entry(record.reason).or_default() += 1;
-        if let Some(l) = loser.filter(|_| !matches!(record.reason, Reason::Five)) {
-            *self.faults[l].entry(record.reason).or_default() += 1;
+        *self.reasons.entry(game.reason).or_default() += 1;
+        let loser = match game.engine1_score {
+            GameScore::Win => Some(1),
+            GameScore::Loss => Some(0),
+            GameScore::Draw => None,
+        };
+        if let Some(l) = loser.filter(|_| !matches!(game.reason, Reason::Five)) {
+            *self.faults[l].entry(game.reason).or_default() += 1;
         }
-        for (r, &restarted) in self.restarts.iter_mut().zip(&record.restarted) {
+        for (r, &restarted) in self.restarts.iter_mut().zip(&game.restarted) {
             *r += restarted as u64;
         }
         if let Some(other) = pair_done {
-            self.pentanomial.add(other, record.engine1_score);
+            self.pentanomial.add(other, game.engine1_score);
         }
         self.score =
             (self.total.games() > 0).then(|| self.total.points() / self.total.games() as f64);
@@ -402,8 +481,13 @@ pub fn run_match(
     let opening_of = |p: &Pairing| config.openings.get(p.opening).unwrap_or(&empty);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let mut summary = Summary::new(&config.engines, config.sprt);
-    let mut first_of_pair: HashMap<usize, GameScore> = HashMap::new();
+    let mut score = Scorekeeper::new(
+        [
+            config.engines[0].name.clone(),
+            config.engines[1].name.clone(),
+        ],
+        config.sprt,
+    );
     let mut result = Ok(());
 
     std::thread::scope(|scope| {
@@ -453,7 +537,7 @@ pub fn run_match(
             if result.is_err() {
                 continue; // drain so workers are not blocked; they stop below
             }
-            let (record, loser) = record_of(config, &finished, opening_of(&finished.pairing));
+            let (record, counted) = record_of(config, &finished, opening_of(&finished.pairing));
             let written = write_game(out, &record, &finished, config).and_then(|_| {
                 let line = serde_json::to_string(&record).expect("records serialize");
                 writeln!(jsonl, "{line}").map_err(io_error(&jsonl_path))
@@ -463,13 +547,10 @@ pub fn run_match(
                 stop.store(true, Ordering::Relaxed);
                 continue;
             }
-            let pair_done = first_of_pair.remove(&finished.pairing.pair);
-            if pair_done.is_none() {
-                first_of_pair.insert(finished.pairing.pair, record.engine1_score);
-            }
-            summary.add(&record, loser, pair_done);
-            progress(&record, &summary);
-            if summary
+            score.add(finished.pairing.pair, &counted);
+            progress(&record, score.summary());
+            if score
+                .summary()
                 .sprt
                 .as_ref()
                 .is_some_and(|s| s.decision != SprtDecision::Continue)
@@ -479,6 +560,7 @@ pub fn run_match(
         }
     });
     result?;
+    let summary = score.into_summary();
     log.flush();
     let summary_path = out.join("summary.json");
     let json = serde_json::to_string_pretty(&summary).expect("the summary serializes");
@@ -486,12 +568,12 @@ pub fn run_match(
     Ok(summary)
 }
 
-/// The JSON record of a finished game and the losing engine (0 or 1), if any.
+/// The JSON record of a finished game and what the statistics count of it.
 fn record_of(
     config: &MatchConfig,
     finished: &Finished,
     opening: &Opening,
-) -> (GameRecord, Option<usize>) {
+) -> (GameRecord, CountedGame) {
     let p = &finished.pairing;
     let o = &finished.outcome;
     let names = [&config.engines[0].name, &config.engines[1].name];
@@ -512,10 +594,11 @@ fn record_of(
             },
         ),
     };
-    let loser = match score {
-        GameScore::Win => Some(1),
-        GameScore::Loss => Some(0),
-        GameScore::Draw => None,
+    let counted = CountedGame {
+        engine1_color,
+        engine1_score: score,
+        reason: o.reason,
+        restarted: finished.restarted,
     };
     let record = GameRecord {
         game: p.index + 1,
@@ -535,7 +618,7 @@ fn record_of(
         duration_ms: finished.duration_ms,
         psq: psq_name(p.index),
     };
-    (record, loser)
+    (record, counted)
 }
 
 fn psq_name(index: usize) -> String {

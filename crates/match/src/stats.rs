@@ -8,7 +8,7 @@
 //! Probability Ratio Test") and Michel Van den Bergh's note "Normalized Elo" / the fishtest
 //! `LLRcalc` documentation; `docs/match.md` spells them out. Pure arithmetic, no I/O.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The two-sided 95% quantile of the standard normal distribution.
 pub const Z95: f64 = 1.959_963_984_540_054;
@@ -131,7 +131,7 @@ impl Wdl {
 }
 
 /// One game's result for the side we count for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GameScore {
     /// 1 point.
@@ -149,6 +149,14 @@ impl GameScore {
             GameScore::Win => 2,
             GameScore::Draw => 1,
             GameScore::Loss => 0,
+        }
+    }
+    /// The opponent's result in the same game.
+    pub fn opponent(self) -> GameScore {
+        match self {
+            GameScore::Win => GameScore::Loss,
+            GameScore::Draw => GameScore::Draw,
+            GameScore::Loss => GameScore::Win,
         }
     }
 }
