@@ -21,3 +21,5 @@ nice -n -10 caro-match play --engine1 f2s/pbrain-caro --engine2 m16/pbrain-caro 
 # (stopped for the session's clock; the pairs both of whose games finished, read with the
 # seventeenth session's script, normal approximation:)
 zcat sprt-games.jsonl.gz > /tmp/sprt.jsonl && python3 ../rapfi-2026-11-29-seventeenth/penta.py /tmp/sprt.jsonl
+# The same read with caro-match's own statistics (the GSPRT; from 2026-11-29, docs/match.md):
+caro-match score sprt-games.jsonl.gz --sprt 0,20,0.05,0.05

@@ -26,3 +26,5 @@ caro-match play --engine1 $B/vct1/pbrain-caro --engine2 $B/m16/pbrain-caro --nam
     --size 15 --turn-ms 200 --games 2000 --openings data/openings/freestyle15-v3.txt --concurrency 2 \
     --sprt 0,20,0.05,0.05 --seed 171 --out sprt -q
 zcat sprt/games.jsonl.gz > /tmp/sprt.jsonl && python3 penta.py /tmp/sprt.jsonl
+# The same read with caro-match's own statistics (the GSPRT; from 2026-11-29, docs/match.md):
+caro-match score sprt --sprt 0,20,0.05,0.05
