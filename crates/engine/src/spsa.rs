@@ -481,6 +481,41 @@ pub fn set_search(sp: &mut SearchParams, name: &str, value: f64) -> bool {
     }
 }
 
+/// Why a `NAME=VALUE` word names no search number and value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SearchWordError {
+    /// No `=` in the word.
+    #[error("{0:?} is not NAME=VALUE (names: {names})", names = names_list())]
+    NotNameValue(String),
+    /// The value is not a finite number.
+    #[error("{0:?} is not a number")]
+    NotANumber(String),
+    /// The name is not one of [`search_names`].
+    #[error("no search number {0:?} (names: {names})", names = names_list())]
+    UnknownName(String),
+}
+
+fn names_list() -> String {
+    search_names().collect::<Vec<_>>().join(", ")
+}
+
+/// Reads a `NAME=VALUE` word (`pbrain-caro --search`, a line of a tuning run's `search.txt`):
+/// a known name (one of [`search_names`]) and a finite number, for [`set_search`].
+pub fn parse_search_word(word: &str) -> Result<(&str, f64), SearchWordError> {
+    let (name, value) = word
+        .split_once('=')
+        .ok_or_else(|| SearchWordError::NotNameValue(word.to_string()))?;
+    let value = value
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| SearchWordError::NotANumber(value.to_string()))?;
+    if !search_names().any(|n| n == name) {
+        return Err(SearchWordError::UnknownName(name.to_string()));
+    }
+    Ok((name, value))
+}
+
 /// `sp` as `name=value` words, one per number in [`search_params`] order: what
 /// `pbrain-caro --search` takes.
 pub fn search_text(sp: &SearchParams) -> Vec<String> {
@@ -574,6 +609,21 @@ mod tests {
         assert_eq!(back, sp);
         assert!(!set_search(&mut back, "lmr", 1.0));
         assert_eq!(back, sp);
+        assert_eq!(parse_search_word("killer1=7"), Ok(("killer1", 7.0)));
+        assert!(matches!(
+            parse_search_word("lmr_k"),
+            Err(SearchWordError::NotNameValue(w)) if w == "lmr_k"
+        ));
+        for bad in ["lmr_k=fast", "lmr_k=inf", "lmr_k=NaN"] {
+            assert!(matches!(
+                parse_search_word(bad),
+                Err(SearchWordError::NotANumber(_))
+            ));
+        }
+        assert_eq!(
+            parse_search_word("lmr=1"),
+            Err(SearchWordError::UnknownName("lmr".to_string()))
+        );
     }
 
     #[test]

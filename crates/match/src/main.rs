@@ -468,19 +468,15 @@ fn read_search(path: &Path) -> Result<SearchParams> {
         if line.is_empty() {
             continue;
         }
-        let known = line
-            .split_once('=')
-            .and_then(|(name, value)| Some((name.trim(), value.trim().parse::<f64>().ok()?)))
-            .filter(|(_, v)| v.is_finite())
-            .is_some_and(|(name, v)| spsa::set_search(&mut sp, name, v));
-        if !known {
-            let names: Vec<&str> = spsa::search_names().collect();
-            bail!(
-                "{}:{}: {line:?} is not NAME=VALUE with a known name ({}) and a number",
+        match spsa::parse_search_word(line) {
+            Ok((name, value)) => {
+                spsa::set_search(&mut sp, name, value);
+            }
+            Err(e) => bail!(
+                "{}:{}: {line:?} is not NAME=VALUE with a known name and a number: {e}",
                 path.display(),
-                n + 1,
-                names.join(", ")
-            );
+                n + 1
+            ),
         }
     }
     Ok(sp)

@@ -161,20 +161,8 @@ fn weights_file(path: &str) -> Result<Weights, String> {
 }
 
 /// `--search`: a known name and a finite number.
-fn search_number(s: &str) -> Result<(String, f64), String> {
-    let names = || spsa::search_names().collect::<Vec<_>>().join(", ");
-    let (name, value) = s
-        .split_once('=')
-        .ok_or_else(|| format!("{s:?} is not NAME=VALUE (names: {})", names()))?;
-    let value = value
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite())
-        .ok_or_else(|| format!("{value:?} is not a number"))?;
-    if !spsa::search_names().any(|n| n == name) {
-        return Err(format!("no search number {name:?} (names: {})", names()));
-    }
-    Ok((name.to_string(), value))
+fn search_number(s: &str) -> Result<(String, f64), spsa::SearchWordError> {
+    spsa::parse_search_word(s).map(|(name, value)| (name.to_string(), value))
 }
 
 /// `--style`.
