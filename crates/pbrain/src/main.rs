@@ -52,8 +52,13 @@ const NO_TIME_CAP: Duration = Duration::from_secs(24 * 3600);
 fn main() {
     let cli = Cli::parse();
     match cli.mode {
-        Some(Mode::Bench { depth, threads }) => {
-            if let Err(e) = bench(depth, threads, &mut io::stdout().lock()) {
+        Some(Mode::Bench {
+            depth,
+            threads,
+            tuning,
+        }) => {
+            let tuning = tuning.tuning();
+            if let Err(e) = bench(depth, threads, &tuning, &mut io::stdout().lock()) {
                 // A reader that stops reading (`pbrain-caro bench | head -3`) ends the bench
                 // quietly, as it ends any Unix filter; any other failure to write is reported.
                 if e.kind() != io::ErrorKind::BrokenPipe {
@@ -72,7 +77,7 @@ fn main() {
             seed: 1,
             nodes: None,
             threads: 1,
-            tuning: cli.level.tuning(),
+            tuning: cli.level.tuning.tuning(),
         }),
         None => serve(cli.level.options()),
     }
@@ -115,6 +120,10 @@ enum Mode {
         /// Search threads (Lazy SMP; the node count is reproducible only with one).
         #[arg(default_value_t = 1, value_parser = value_parser!(u64).range(1..=MAX_THREADS as u64))]
         threads: u64,
+        /// The weights and numbers searched with, as for play (boxed: a set of weights is
+        /// large).
+        #[command(flatten)]
+        tuning: Box<TuningArgs>,
     },
 }
 
@@ -144,6 +153,14 @@ struct LevelArgs {
     /// Search threads (Lazy SMP) until the manager sends INFO thread_num.
     #[arg(long, default_value_t = 1, value_parser = value_parser!(u64).range(1..=MAX_THREADS as u64))]
     threads: u64,
+    #[command(flatten)]
+    tuning: TuningArgs,
+}
+
+/// The full search's weights and tunable numbers, for play and for `bench` (whose node count
+/// then says what they cost).
+#[derive(Debug, Args)]
+struct TuningArgs {
     /// Evaluate with the weights of FILE (the format of the engine's search/weights.txt)
     /// instead of the built-in ones: for tuning and trying weights without a rebuild.
     #[arg(long, value_name = "FILE", value_parser = weights_file)]
@@ -203,10 +220,12 @@ impl LevelArgs {
             seed: self.seed,
             nodes: self.nodes,
             threads: self.threads as usize,
-            tuning: self.tuning(),
+            tuning: self.tuning.tuning(),
         }
     }
+}
 
+impl TuningArgs {
     /// `--weights` and `--search`, later `--search` flags over earlier ones.
     fn tuning(&self) -> Tuning {
         let mut search = SearchParams::default();
@@ -244,6 +263,19 @@ struct Options {
     tuning: Tuning,
 }
 
+impl Tuning {
+    /// A full-search engine with a table of `tt_mb` megabytes searching with these weights and
+    /// numbers.
+    fn engine(&self, tt_mb: usize) -> Engine {
+        let mut engine = Engine::new(tt_mb);
+        if let Some(w) = &self.weights {
+            engine.set_weights(w);
+        }
+        engine.set_search_params(&self.search);
+        engine
+    }
+}
+
 /// Speaks the protocol on stdin/stdout, playing at `options`' level.
 fn serve(options: Options) {
     let stdin = io::stdin();
@@ -258,13 +290,14 @@ fn serve(options: Options) {
 /// alone: making each fresh engine (its 16 MB table zeroed) is not search, and it weighed a
 /// quarter of the run once the bench searched 120k nodes. With more than one thread the count
 /// and even the moves vary from run to run (the threads race); the times are then the time to
-/// reach `depth`.
-fn bench(depth: u8, threads: u64, out: &mut impl Write) -> io::Result<()> {
+/// reach `depth`. `tuning` is what `--weights` and `--search` gave (the built-in numbers unless
+/// they did).
+fn bench(depth: u8, threads: u64, tuning: &Tuning, out: &mut impl Write) -> io::Result<()> {
     let stop = AtomicBool::new(false);
     let (mut total_nodes, start) = (0u64, Instant::now());
     let mut searching = Duration::ZERO;
     for (id, board) in bench_boards() {
-        let mut engine = Engine::new(16);
+        let mut engine = tuning.engine(16);
         engine.set_threads(threads as usize);
         let t = Instant::now();
         let r = engine.search(&board, &Limits::depth(depth), &stop, &mut |_| {});
@@ -373,11 +406,7 @@ fn thread_count(n: u64, available: usize) -> usize {
 
 impl Brain {
     fn new(options: Options) -> Brain {
-        let mut engine = Engine::new(DEFAULT_TT_MB);
-        if let Some(w) = &options.tuning.weights {
-            engine.set_weights(w);
-        }
-        engine.set_search_params(&options.tuning.search);
+        let engine = options.tuning.engine(DEFAULT_TT_MB);
         let mut bot = Bot::with_engine(options.level, options.seed, engine);
         bot.set_threads(options.threads);
         Brain {
@@ -879,16 +908,27 @@ mod tests {
             mode(&["pbrain-caro", "bench", "2"]),
             Ok(Some(Mode::Bench {
                 depth: 2,
-                threads: 1
+                threads: 1,
+                ..
             }))
         ));
         assert!(matches!(
             mode(&["pbrain-caro", "bench", "12", "2"]),
             Ok(Some(Mode::Bench {
                 depth: 12,
-                threads: 2
+                threads: 2,
+                ..
             }))
         ));
+        // The bench takes the tuning flags after its own arguments.
+        match mode(&["pbrain-caro", "bench", "6", "--search", "lmr_k=0.5"]) {
+            Ok(Some(Mode::Bench {
+                depth: 6,
+                threads: 1,
+                tuning,
+            })) => assert_eq!(tuning.search, [("lmr_k".to_string(), 0.5)]),
+            other => panic!("{other:?}"),
+        }
         for bad in [
             &["pbrain-caro", "bench", "zero"][..],
             &["pbrain-caro", "classic", "0"],

@@ -624,6 +624,42 @@ fn bench_mode_prints_the_node_count() {
     }
 }
 
+/// `pbrain-caro bench` takes `--weights` and `--search` as play does: the built-in weights'
+/// own file and the default numbers count the same nodes as no flag, other numbers another
+/// count (what a change of them costs or saves, before any game).
+#[test]
+fn bench_searches_with_the_tuning_flags() {
+    let nodes = |extra: &[&str]| -> u64 {
+        let out = Command::new(env!("CARGO_BIN_EXE_pbrain-caro"))
+            .args(["bench", "6"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{extra:?}: {out:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("Nodes searched  : "))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{text}"))
+    };
+    let plain = nodes(&[]);
+    let same = Scratch::new(
+        "bench-same.txt",
+        include_str!("../../engine/src/search/weights.txt"),
+    );
+    assert_eq!(
+        nodes(&["--weights", same.path(), "--search", "lmp_quarters=4"]),
+        plain
+    );
+    assert_ne!(nodes(&["--search", "lmp_quarters=12"]), plain);
+    let bad = Command::new(env!("CARGO_BIN_EXE_pbrain-caro"))
+        .args(["bench", "6", "--search", "lmr=1"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no search number \"lmr\""));
+}
+
 /// A reader that closes the pipe before the bench ends (`pbrain-caro bench | head`) ends the
 /// bench quietly: exit status 0, nothing on stderr (Rust ignores SIGPIPE, so a careless
 /// `println!` would panic there instead).
