@@ -6,7 +6,7 @@
 //! and keeps the score, so no lock guards the statistics.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::hash::Hash;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -62,22 +62,62 @@ pub struct MatchConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum MatchError {
     /// An output file could not be written.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What the OS said.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] OutputError),
     /// Nothing to play.
     #[error("the match needs at least one game and a concurrency of at least 1")]
     Empty,
 }
 
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> MatchError + '_ {
-    move |source| MatchError::Io {
+/// A file or directory of a run's output (a match's or a tuning run's) that could not be made
+/// or written.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {source}")]
+pub struct OutputError {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// What the OS said.
+    pub source: std::io::Error,
+}
+
+/// For `map_err`: the OS's error about `path`.
+pub(crate) fn output_error(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
+    move |source| OutputError {
         path: path.to_path_buf(),
         source,
+    }
+}
+
+/// What every run opens under its output directory before its first game: a directory of its
+/// own files, the protocol log and the record of one JSON line per game or step (both new).
+pub(crate) struct RunFiles {
+    /// The protocol log.
+    pub log: Logger,
+    /// The record.
+    pub jsonl: File,
+    /// Where the record is.
+    pub jsonl_path: PathBuf,
+}
+
+impl RunFiles {
+    /// Makes `out/dir` and creates `out/log` (echoed on stderr when `verbose`) and `out/jsonl`.
+    pub(crate) fn create(
+        out: &Path,
+        dir: &str,
+        log: &str,
+        jsonl: &str,
+        verbose: bool,
+    ) -> Result<RunFiles, OutputError> {
+        let dir = out.join(dir);
+        fs::create_dir_all(&dir).map_err(output_error(&dir))?;
+        let log_path = out.join(log);
+        let log = File::create(&log_path).map_err(output_error(&log_path))?;
+        let jsonl_path = out.join(jsonl);
+        Ok(RunFiles {
+            log: Logger::new(Some(log), verbose),
+            jsonl: File::create(&jsonl_path).map_err(output_error(&jsonl_path))?,
+            jsonl_path,
+        })
     }
 }
 
@@ -461,20 +501,11 @@ pub fn run_match(
         return Err(MatchError::Empty);
     }
     let out = &config.out_dir;
-    let games_dir = out.join("games");
-    fs::create_dir_all(&games_dir).map_err(io_error(&games_dir))?;
-    let log_path = out.join("match.log");
-    let log = Logger::new(
-        Some(File::create(&log_path).map_err(io_error(&log_path))?),
-        config.verbose,
-    );
-    let jsonl_path = out.join("games.jsonl");
-    let mut jsonl = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .open(&jsonl_path)
-        .map_err(io_error(&jsonl_path))?;
+    let RunFiles {
+        log,
+        mut jsonl,
+        jsonl_path,
+    } = RunFiles::create(out, "games", "match.log", "games.jsonl", config.verbose)?;
 
     let pairings = schedule(config.games, config.openings.len(), config.seed);
     let empty = Opening::empty();
@@ -540,7 +571,7 @@ pub fn run_match(
             let (record, counted) = record_of(config, &finished, opening_of(&finished.pairing));
             let written = write_game(out, &record, &finished, config).and_then(|_| {
                 let line = serde_json::to_string(&record).expect("records serialize");
-                writeln!(jsonl, "{line}").map_err(io_error(&jsonl_path))
+                writeln!(jsonl, "{line}").map_err(output_error(&jsonl_path))
             });
             if let Err(e) = written {
                 result = Err(e);
@@ -564,7 +595,7 @@ pub fn run_match(
     log.flush();
     let summary_path = out.join("summary.json");
     let json = serde_json::to_string_pretty(&summary).expect("the summary serializes");
-    fs::write(&summary_path, json + "\n").map_err(io_error(&summary_path))?;
+    fs::write(&summary_path, json + "\n").map_err(output_error(&summary_path))?;
     Ok(summary)
 }
 
@@ -630,7 +661,7 @@ fn write_game(
     record: &GameRecord,
     finished: &Finished,
     config: &MatchConfig,
-) -> Result<(), MatchError> {
+) -> Result<(), OutputError> {
     let rules = config.game.rules;
     let psq = PsqGame {
         width: rules.width(),
@@ -647,7 +678,7 @@ fn write_game(
         }),
     };
     let path = out.join(&record.psq);
-    fs::write(&path, psq.to_text()).map_err(io_error(&path))
+    fs::write(&path, psq.to_text()).map_err(output_error(&path))
 }
 
 #[cfg(test)]

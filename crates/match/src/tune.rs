@@ -14,18 +14,19 @@
 //! as they are when its step starts, so with more than one lane a step may be updated from
 //! numbers a few steps old.
 //!
-//! Everything goes under the output directory: `steps.jsonl` (a line per step: its games, its
-//! result and the numbers after it), `weights.txt` and `search.txt` (the current numbers, as
+//! Everything goes under the output directory: `steps.jsonl` (a line per step: its games with
+//! their moves, its result and the numbers after it), `weights.txt` and `search.txt` (the current numbers, as
 //! `--weights` and `--search` take them, rewritten every `save_every` steps and at the end),
 //! `tune.log` (the protocol traffic) and `lanes/` (the perturbed files the engines read). A
 //! run can be stopped at any time; it is not resumed.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 
+use caro_engine::positions::square_name;
 use caro_engine::search::params::SearchParams;
 use caro_engine::search::weights::Weights;
 use caro_engine::spsa::{self, Space, Spsa};
@@ -37,7 +38,7 @@ use serde::Serialize;
 
 use crate::openings::Opening;
 use crate::referee::{play_game, GameSettings, Logger, Slot};
-use crate::runner::EngineSpec;
+use crate::runner::{output_error, EngineSpec, OutputError, RunFiles};
 use crate::stats::GameScore;
 
 /// Everything a tuning run needs.
@@ -76,23 +77,11 @@ pub struct TuneConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum TuneError {
     /// A file could not be written.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What the OS said.
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] OutputError),
     /// Nothing to run.
     #[error("a tuning run needs at least one step, one opening and a concurrency of at least 1")]
     Empty,
-}
-
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> TuneError + '_ {
-    move |source| TuneError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
 }
 
 /// One game of a step, as written to `steps.jsonl`.
@@ -108,6 +97,10 @@ pub struct StepGame {
     pub reason: &'static str,
     /// Stones on the board at the end, opening included.
     pub stones: usize,
+    /// Every move from the empty board, opening included, in square names (as `games.jsonl`
+    /// of `caro-match play` keeps them), so a run's games can be looked at again without its
+    /// protocol log.
+    pub moves: Vec<String>,
 }
 
 /// One finished step, as written to `steps.jsonl`.
@@ -172,20 +165,12 @@ pub fn run_tune(
         return Err(TuneError::Empty);
     }
     let out = &config.out_dir;
+    let RunFiles {
+        log,
+        jsonl: mut steps_file,
+        jsonl_path: steps_path,
+    } = RunFiles::create(out, "lanes", "tune.log", "steps.jsonl", config.verbose)?;
     let lanes_dir = out.join("lanes");
-    fs::create_dir_all(&lanes_dir).map_err(io_error(&lanes_dir))?;
-    let log_path = out.join("tune.log");
-    let log = Logger::new(
-        Some(File::create(&log_path).map_err(io_error(&log_path))?),
-        config.verbose,
-    );
-    let steps_path = out.join("steps.jsonl");
-    let mut steps_file = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .open(&steps_path)
-        .map_err(io_error(&steps_path))?;
     let (w0, sp0) = config.start;
     let spsa = Mutex::new(Spsa::new(
         config.space.params(&w0, &sp0, config.r_end),
@@ -198,9 +183,10 @@ pub fn run_tune(
             config.steps, config.opponent.name
         );
         let path = out.join("weights.txt");
-        fs::write(&path, weights_text(&w, &header)).map_err(io_error(&path))?;
+        fs::write(&path, weights_text(&w, &header)).map_err(output_error(&path))?;
         let path = out.join("search.txt");
-        fs::write(&path, spsa::search_text(&sp).join("\n") + "\n").map_err(io_error(&path))
+        fs::write(&path, spsa::search_text(&sp).join("\n") + "\n").map_err(output_error(&path))?;
+        Ok(())
     };
     save(&spsa.lock(), 0)?;
     let next = AtomicU64::new(0);
@@ -266,7 +252,9 @@ pub fn run_tune(
                 values: spsa.values(),
             };
             let line = serde_json::to_string(&record).expect("records serialize");
-            let mut written = writeln!(steps_file, "{line}").map_err(io_error(&steps_path));
+            let mut written = writeln!(steps_file, "{line}")
+                .map_err(output_error(&steps_path))
+                .map_err(TuneError::from);
             if written.is_ok() && tally.steps % config.save_every.max(1) == 0 {
                 written = save(&spsa, tally.steps);
             }
@@ -321,7 +309,7 @@ fn play_step(
         let (w, sp) = config.space.apply(&w0, &sp0, values);
         let file = lanes_dir.join(format!("lane{lane}{}.txt", ["plus", "minus"][i]));
         let header = format!("Step {} of {}, the {side} side.", k + 1, config.steps);
-        fs::write(&file, weights_text(&w, &header)).map_err(io_error(&file))?;
+        fs::write(&file, weights_text(&w, &header)).map_err(output_error(&file))?;
         slots[0] = Slot::new(side, &engine_command(&config.engine, &file, &sp));
         for x_slot in [0, 1] {
             let color = ["x", "o"][x_slot];
@@ -340,6 +328,7 @@ fn play_step(
                 score,
                 reason: outcome.reason.as_str(),
                 stones: outcome.moves.len(),
+                moves: outcome.moves.iter().map(|&(m, _)| square_name(m)).collect(),
             });
         }
         slots[0].quit();

@@ -6,9 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use caro_engine::positions::parse_square;
 use caro_engine::search::params::SearchParams;
 use caro_engine::search::weights::Weights;
 use caro_engine::spsa::{self, Space, Spsa};
+use caro_engine::{Board, Move, Player, Rule, Rules, Status};
 use serde_json::Value;
 
 const CARO_MATCH: &str = env!("CARGO_BIN_EXE_caro-match");
@@ -128,6 +130,9 @@ fn a_run_against_a_real_engine_follows_the_spsa_arithmetic() {
         assert!(games.iter().all(|g| g["reason"] != "crash"), "{r}");
         let opening = r["opening"].as_str().unwrap();
         assert!(["h8 i9 j8", "h8 h9 i7"].contains(&opening), "{opening}");
+        for g in games {
+            replay_game(g, opening);
+        }
         let signs: Vec<bool> = r["signs"]
             .as_str()
             .unwrap()
@@ -148,6 +153,11 @@ fn a_run_against_a_real_engine_follows_the_spsa_arithmetic() {
     // lost by a perturbed side (with these seeds and depths, steps 2 and 3; an engine change
     // that makes every step even needs another seed here).
     assert!(records.iter().any(|r| r["result"] != 0.0), "{records:?}");
+    // and replay_game checked some five.
+    assert!(records
+        .iter()
+        .flat_map(|r| r["games"].as_array().unwrap())
+        .any(|g| g["reason"] == "five"));
     assert!(stdout.contains("step     3: "), "{stdout}");
 
     let (w, sp) = space.apply(&w0, &sp0, &tuner.values());
@@ -165,6 +175,39 @@ fn a_run_against_a_real_engine_follows_the_spsa_arithmetic() {
     assert!(Weights::parse(&plus).is_ok());
     let log = std::fs::read_to_string(out.join("tune.log")).unwrap();
     assert!(log.contains("[step 1 +x]") && log.contains("[step 3 -o]"));
+}
+
+/// Checks a game of `steps.jsonl` against its own moves: they start with the step's opening,
+/// are as many as its stones, are legal, and a game won by a five ends in that five, for the
+/// side the record says won.
+fn replay_game(g: &Value, opening: &str) {
+    let names: Vec<&str> = g["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    assert!(names.join(" ").starts_with(opening), "{g}");
+    assert_eq!(names.len() as u64, g["stones"].as_u64().unwrap(), "{g}");
+    let moves: Vec<Move> = names
+        .iter()
+        .map(|name| parse_square(name).unwrap())
+        .collect();
+    let rules = Rules::caro(15, 15, Rule::Freestyle).unwrap();
+    let board = Board::from_moves(rules, &moves).unwrap();
+    if g["reason"] == "five" {
+        let ours = if g["color"] == "x" {
+            Player::X
+        } else {
+            Player::O
+        };
+        let winner = if g["score"] == "win" {
+            ours
+        } else {
+            ours.opponent()
+        };
+        assert_eq!(board.status(), Status::Won(winner), "{g}");
+    }
 }
 
 /// An opponent that crashes on its third move loses every game by forfeit and is restarted:
