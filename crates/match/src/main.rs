@@ -5,7 +5,11 @@
 //! tunes our engine's numbers by play against another engine (`caro-match spsa`). See
 //! `docs/match.md`.
 
+use std::fmt;
+use std::io::{self, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -19,7 +23,7 @@ use caro_match::process::split_command;
 use caro_match::rating::{fit, Crosstable, Prior, RatedGame};
 use caro_match::referee::{GameSettings, Logger};
 use caro_match::runner::{run_match, EngineSpec, MatchConfig};
-use caro_match::score::{score, GamesFile};
+use caro_match::score::{read_games_text, score, GamesFile};
 use caro_match::stats::Sprt;
 use caro_match::tune::{run_tune, weights_text, TuneConfig};
 use clap::{value_parser, Args, Parser, Subcommand};
@@ -298,7 +302,8 @@ struct JudgeArgs {
 
 #[derive(Args)]
 struct RateArgs {
-    /// `games.jsonl` files written by `caro-match play`, or their output directories.
+    /// `games.jsonl` files written by `caro-match play` (or gzipped), or their output
+    /// directories.
     #[arg(required = true)]
     games: Vec<PathBuf>,
     /// The engine whose rating is fixed at 0.
@@ -331,15 +336,47 @@ struct ScoreArgs {
     json: bool,
 }
 
-fn main() -> Result<()> {
-    match Cli::parse().command {
+fn main() -> ExitCode {
+    let result = match Cli::parse().command {
         Command::Play(args) => play(*args),
         Command::Openings(args) => openings(args),
         Command::Judge(args) => judge(args),
         Command::Rate(args) => rate(args),
         Command::Score(args) => score_games(args),
         Command::Spsa(args) => tune(*args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output went away (`caro-match score ... | head`): there is no one
+        // left to tell, and nothing went wrong on our side; `cat` and `grep` end quietly too.
+        Err(e)
+            if e.downcast_ref::<io::Error>().map(io::Error::kind)
+                == Some(io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            // As `fn main() -> anyhow::Result<()>` reports it.
+            eprintln!("Error: {e:?}");
+            ExitCode::FAILURE
+        }
     }
+}
+
+/// Writes to standard output, returning the error that `print!` would panic on (a reader
+/// that went away: `main` then ends quietly).
+fn emit(text: fmt::Arguments) -> io::Result<()> {
+    let mut stdout = io::stdout().lock();
+    stdout.write_fmt(text)?;
+    stdout.flush()
+}
+
+/// A progress line of a match or a tuning run. One that cannot be written is dropped: the run
+/// goes on to its end, because its files, not its standard output, are its record, and a
+/// stopped pager should not cut a match short (Ctrl-C does; then the final report is not
+/// written either).
+fn progress_line(line: fmt::Arguments) {
+    let _ = emit(format_args!("{line}\n"));
 }
 
 fn score_games(args: ScoreArgs) -> Result<()> {
@@ -350,12 +387,12 @@ fn score_games(args: ScoreArgs) -> Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     let score = score(&files, args.engine.as_deref(), args.sprt)?;
     if args.json {
-        println!(
-            "{}",
+        emit(format_args!(
+            "{}\n",
             serde_json::to_string_pretty(&score).expect("the score serializes")
-        );
+        ))?;
     } else {
-        print!("{}", score.report());
+        emit(format_args!("{}", score.report()))?;
     }
     Ok(())
 }
@@ -364,13 +401,7 @@ fn rate(args: RateArgs) -> Result<()> {
     let mut games = Vec::new();
     let mut files = Vec::new();
     for path in &args.games {
-        let file = if path.is_dir() {
-            path.join("games.jsonl")
-        } else {
-            path.clone()
-        };
-        let text = std::fs::read_to_string(&file)
-            .with_context(|| format!("reading {}", file.display()))?;
+        let (file, text) = read_games_text(path)?;
         games.extend(
             RatedGame::parse_jsonl(&text).with_context(|| format!("reading {}", file.display()))?,
         );
@@ -389,12 +420,12 @@ fn rate(args: RateArgs) -> Result<()> {
             files: &files,
             ratings: &ratings,
         };
-        println!(
-            "{}",
+        emit(format_args!(
+            "{}\n",
             serde_json::to_string_pretty(&output).expect("ratings serialize")
-        );
+        ))?;
     } else {
-        print!("{}", ratings.report());
+        emit(format_args!("{}", ratings.report()))?;
     }
     Ok(())
 }
@@ -437,7 +468,7 @@ fn play(args: PlayArgs) -> Result<()> {
                 .as_ref()
                 .map(|s| format!(" LLR {:.2}", s.llr))
                 .unwrap_or_default();
-            println!(
+            progress_line(format_args!(
                 "game {:>4}: {} (x) vs {} (o) {} {} [{}] | {}: +{} ={} -{}{llr}",
                 record.game,
                 record.x,
@@ -449,11 +480,14 @@ fn play(args: PlayArgs) -> Result<()> {
                 summary.total.wins,
                 summary.total.draws,
                 summary.total.losses,
-            );
+            ));
         }
     })?;
-    print!("{}", summary.report());
-    println!("output: {}", args.out.display());
+    emit(format_args!(
+        "{}output: {}\n",
+        summary.report(),
+        args.out.display()
+    ))?;
     Ok(())
 }
 
@@ -533,7 +567,7 @@ fn tune(args: SpsaArgs) -> Result<()> {
                 .zip(&record.values)
                 .map(|(name, v)| format!("{name}={v:.1}"))
                 .collect();
-            println!(
+            progress_line(format_args!(
                 "step {:>5}: {:+} [{}] | our score {:.1}/{} ({:.1}%), + minus - {:+} | {}",
                 record.step,
                 record.result,
@@ -543,12 +577,15 @@ fn tune(args: SpsaArgs) -> Result<()> {
                 100.0 * tally.points / tally.games.max(1) as f64,
                 tally.plus_minus,
                 values.join(" ")
-            );
+            ));
         }
     })?;
-    print!("{}", weights_text(&w, "final weights"));
-    println!("search {}", spsa::search_text(&sp).join(" "));
-    println!("output: {}", args.out.display());
+    emit(format_args!(
+        "{}search {}\noutput: {}\n",
+        weights_text(&w, "final weights"),
+        spsa::search_text(&sp).join(" "),
+        args.out.display()
+    ))?;
     Ok(())
 }
 
@@ -594,9 +631,9 @@ fn judge(args: JudgeArgs) -> Result<()> {
         .filter(|(_, value)| value.abs() <= args.within)
         .take(args.count)
         .collect();
-    println!(
+    emit(format_args!(
         "# caro-match judge {} --engine {engine} --rule {} --width {} --height {} --turn-ms {} \
-         --within {} --count {}: {} of {} kept",
+         --within {} --count {}: {} of {} kept\n",
         args.candidates.display(),
         rules.rule(),
         rules.width(),
@@ -606,12 +643,15 @@ fn judge(args: JudgeArgs) -> Result<()> {
         args.count,
         kept.len(),
         openings.len()
-    );
-    println!(
-        "# Each line: moves from the empty board, X first; then the judge's evaluation for X."
-    );
+    ))?;
+    emit(format_args!(
+        "# Each line: moves from the empty board, X first; then the judge's evaluation for X.\n"
+    ))?;
     for (opening, value) in &kept {
-        println!("{}  # judge {value:+}", opening.to_squares());
+        emit(format_args!(
+            "{}  # judge {value:+}\n",
+            opening.to_squares()
+        ))?;
     }
     // Every evaluation, in the candidates' order, for the record of how many were within.
     let all: Vec<String> = values.iter().map(i64::to_string).collect();
@@ -664,16 +704,20 @@ fn openings(args: OpeningsArgs) -> Result<()> {
     for p in &args.playouts {
         command.push_str(&format!(" --playout {p}"));
     }
-    println!("{command}");
+    emit(format_args!("{command}\n"))?;
     if args.playouts.is_empty() {
-        println!("# Each line: moves from the empty board, X first; then the search's verdict.");
+        emit(format_args!(
+            "# Each line: moves from the empty board, X first; then the search's verdict.\n"
+        ))?;
     } else {
-        println!(
+        emit(format_args!(
             "# Each line: moves from the empty board, X first; then the search's verdict and X's \
-             playout results (1 won, = drawn, 0 lost), two a pair, A as X first."
-        );
+             playout results (1 won, = drawn, 0 lost), two a pair, A as X first.\n"
+        ))?;
     }
-    // Printed as they are kept: a long run that is stopped still leaves a usable prefix.
+    // Printed as they are kept: a long run that is stopped still leaves a usable prefix, and
+    // one whose reader went away (`| head`) stops there.
+    let mut written = Ok(());
     let (kept, tally) = generate(&settings, &mut |g| {
         let mut line = format!(
             "{}  # score {:+} depth {} (side to move)",
@@ -697,8 +741,14 @@ fn openings(args: OpeningsArgs) -> Result<()> {
                 .collect();
             line.push_str(&format!(" playouts {results}"));
         }
-        println!("{line}");
+        written = emit(format_args!("{line}\n"));
+        if written.is_ok() {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(())
+        }
     });
+    written?;
     // On stderr, so that the file is exactly what `--count` of its first line prints.
     eprintln!(
         "{} candidates, {} searched, {} within the window, {} of those rejected by a playout \

@@ -18,6 +18,7 @@
 //! settings behind `data/openings/`.
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -246,11 +247,12 @@ pub fn playout(rules: Rules, opening: &[Move], x_nodes: u64, o_nodes: u64) -> f6
 /// window for the side to move with no mate either way, and every playout pair of the settings
 /// ends differently for X (see [`Playout`]; the pairs are played in order and the first that
 /// the colour decides rejects the opening). The scores are the engine's evaluation units.
-/// `on_kept` sees each opening as it is kept (a long run can print as it goes). The output is
+/// `on_kept` sees each opening as it is kept (a long run can print as it goes); its `Break`
+/// ends the run there (the reader of what it prints went away). The output is
 /// deterministic when `time` is `None`, and a smaller `count` keeps a prefix of a larger one's.
 pub fn generate(
     settings: &GenerateSettings,
-    on_kept: &mut dyn FnMut(&Generated),
+    on_kept: &mut dyn FnMut(&Generated) -> ControlFlow<()>,
 ) -> (Vec<Generated>, Tally) {
     let rules = settings.rules;
     let mut rng = SmallRng::seed_from_u64(settings.seed);
@@ -325,8 +327,11 @@ pub fn generate(
             depth: result.depth,
             playouts: results,
         };
-        on_kept(&generated);
+        let flow = on_kept(&generated);
         kept.push(generated);
+        if flow.is_break() {
+            break;
+        }
     }
     (kept, tally)
 }
@@ -490,7 +495,10 @@ mod tests {
             max_tries: 300,
         };
         let mut seen = Vec::new();
-        let (kept, tally) = generate(&settings, &mut |g| seen.push(g.opening.clone()));
+        let (kept, tally) = generate(&settings, &mut |g| {
+            seen.push(g.opening.clone());
+            ControlFlow::Continue(())
+        });
         assert_eq!(kept.len(), 2, "{tally:?}");
         let openings: Vec<Opening> = kept.iter().map(|g| g.opening.clone()).collect();
         assert_eq!(seen, openings, "on_kept saw each kept opening, in order");
@@ -517,10 +525,14 @@ mod tests {
             count: 1,
             ..settings.clone()
         };
-        let (first, _) = generate(&one, &mut |_| {});
+        let (first, _) = generate(&one, &mut |_| ControlFlow::Continue(()));
         assert_eq!(first.len(), 1);
         assert_eq!(first[0].opening, kept[0].opening);
         assert_eq!(first[0].playouts, kept[0].playouts);
+        // A `Break` from `on_kept` ends the run at the opening it saw.
+        let (cut, _) = generate(&settings, &mut |_| ControlFlow::Break(()));
+        assert_eq!(cut.len(), 1);
+        assert_eq!(cut[0].opening, kept[0].opening);
     }
 
     #[test]
@@ -539,7 +551,7 @@ mod tests {
             seed: 7,
             max_tries: 200,
         };
-        let (kept, _) = generate(&settings, &mut |_| {});
+        let (kept, _) = generate(&settings, &mut |_| ControlFlow::Continue(()));
         assert_eq!(kept.len(), 3);
         for g in &kept {
             assert!(g.score.abs() <= 300);

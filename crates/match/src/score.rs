@@ -125,35 +125,43 @@ pub struct GamesFile {
     games: Vec<ReadGame>,
 }
 
-impl GamesFile {
-    /// Reads `path`: a `games.jsonl` file, gzipped or not (told by its first bytes), or a
-    /// match's output directory holding `games.jsonl` (or else `games.jsonl.gz`).
-    pub fn read(path: &Path) -> Result<GamesFile, ScoreError> {
-        let path = if path.is_dir() {
-            let plain = path.join("games.jsonl");
-            let gzipped = path.join("games.jsonl.gz");
-            if !plain.exists() && gzipped.exists() {
-                gzipped
-            } else {
-                plain
-            }
+/// The text of a games file and where it was read: `path` itself, gzipped or not (told by its
+/// first bytes), or for a match's output directory its `games.jsonl` (or else
+/// `games.jsonl.gz`, as the records in docs/strength-runs keep them).
+pub fn read_games_text(path: &Path) -> Result<(PathBuf, String), ScoreError> {
+    let path = if path.is_dir() {
+        let plain = path.join("games.jsonl");
+        let gzipped = path.join("games.jsonl.gz");
+        if !plain.exists() && gzipped.exists() {
+            gzipped
         } else {
-            path.to_path_buf()
-        };
-        let io = |source| ScoreError::Io {
-            path: path.clone(),
-            source,
-        };
-        let bytes = std::fs::read(&path).map_err(io)?;
-        let mut text = String::new();
-        if bytes.starts_with(&[0x1f, 0x8b]) {
-            flate2::read::MultiGzDecoder::new(&bytes[..])
-                .read_to_string(&mut text)
-                .map_err(io)?;
-        } else {
-            text = String::from_utf8(bytes)
-                .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+            plain
         }
+    } else {
+        path.to_path_buf()
+    };
+    let io = |source| ScoreError::Io {
+        path: path.clone(),
+        source,
+    };
+    let bytes = std::fs::read(&path).map_err(io)?;
+    let mut text = String::new();
+    if bytes.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_string(&mut text)
+            .map_err(io)?;
+    } else {
+        text = String::from_utf8(bytes)
+            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+    }
+    Ok((path, text))
+}
+
+impl GamesFile {
+    /// Reads `path`: a `games.jsonl` file, gzipped or not, or a match's output directory
+    /// ([`read_games_text`]).
+    pub fn read(path: &Path) -> Result<GamesFile, ScoreError> {
+        let (path, text) = read_games_text(path)?;
         GamesFile::parse(path, &text)
     }
 

@@ -3,7 +3,7 @@
 //! bad playout pairs are refused with a clear message. And the v3 book's header: the commands
 //! that made it run and print it.
 
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 const CARO_MATCH: &str = env!("CARGO_BIN_EXE_caro-match");
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-pbrain");
@@ -14,6 +14,25 @@ fn openings(args: &[&str]) -> std::process::Output {
         .args(args)
         .output()
         .expect("caro-match runs")
+}
+
+/// Openings print as they are kept; when the reader has gone (`caro-match openings ... |
+/// head`), the run stops there, quietly: success, and no tally on stderr (it is written only
+/// after a run that went to its end).
+#[test]
+fn a_reader_that_went_away_stops_the_run_quietly() {
+    let mut child = Command::new(CARO_MATCH)
+        .args(["openings", "--rule", "freestyle", "--count", "2"])
+        .args(["--depth", "64", "--time-ms", "0", "--nodes", "5000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("caro-match runs");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stderr, "");
 }
 
 #[test]

@@ -9,6 +9,9 @@ use std::process::{Command, Output};
 use caro_match::stats::{elo_from_score, Z95};
 use serde_json::Value;
 
+mod common;
+use common::{gzip, stdout};
+
 const CARO_MATCH: &str = env!("CARGO_BIN_EXE_caro-match");
 
 /// A fresh directory for one test.
@@ -62,15 +65,6 @@ fn rate(args: &[&Path], extra: &[&str]) -> Output {
         .expect("caro-match runs")
 }
 
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "caro-match rate failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-6
 }
@@ -112,6 +106,19 @@ fn rates_a_chain_of_matches_jointly() {
             ci(var(8.0, 0.625) + var(8.0, 0.25)),
         )
     );
+    // A gzipped file, and a directory holding only `games.jsonl.gz` (as docs/strength-runs
+    // keeps them), read the same.
+    let gz = d.join("m2.jsonl.gz");
+    gzip(&m2.join("games.jsonl"), &gz);
+    let m2_gz = d.join("m2-gz");
+    std::fs::create_dir_all(&m2_gz).unwrap();
+    gzip(&m2.join("games.jsonl"), &m2_gz.join("games.jsonl.gz"));
+    for m2 in [&gz, &m2_gz] {
+        assert_eq!(
+            stdout(&rate(&[&m1, m2, &m3], &["--anchor", "classic"])),
+            table
+        );
+    }
 
     let json: Value = serde_json::from_str(&stdout(&rate(
         &[&m1, &m2, &m3],

@@ -4,12 +4,14 @@
 //! match killed for time leaves it, whose last game must be left out of the pentanomial and
 //! reported; and the errors a user can make.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use caro_match::stats::{Pentanomial, Wdl};
 use serde_json::Value;
+
+mod common;
+use common::{gzip, stdout};
 
 const CARO_MATCH: &str = env!("CARGO_BIN_EXE_caro-match");
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-pbrain");
@@ -56,15 +58,6 @@ fn score(files: &[&Path], extra: &[&str]) -> Output {
         .expect("caro-match runs")
 }
 
-fn stdout(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "caro-match failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
 fn stderr(output: &Output) -> String {
     assert!(!output.status.success(), "caro-match should have failed");
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -92,12 +85,7 @@ fn a_finished_match_scores_as_the_runner_reported_it() {
     // The output directory, and a gzipped copy as docs/strength-runs keeps them, read the same.
     assert_eq!(stdout(&score(&[&out], &["--sprt", SPRT])), expected);
     let gz = d.join("games.jsonl.gz");
-    let mut encoder = flate2::write::GzEncoder::new(
-        std::fs::File::create(&gz).unwrap(),
-        flate2::Compression::default(),
-    );
-    encoder.write_all(&std::fs::read(&jsonl).unwrap()).unwrap();
-    encoder.finish().unwrap();
+    gzip(&jsonl, &gz);
     assert_eq!(stdout(&score(&[&gz], &["--sprt", SPRT])), expected);
 
     // The JSON holds summary.json's fields with the same values, to the last bit.
@@ -188,6 +176,27 @@ fn the_last_game_of_a_stopped_match_is_left_out_of_the_pentanomial() {
         ),
         "{two}"
     );
+}
+
+/// A reader that goes away before the report (`caro-match score ... | head`) ends the run
+/// quietly, as `cat` would: success and nothing on stderr, where `println!` panicked.
+#[test]
+fn a_reader_that_went_away_ends_it_quietly() {
+    let d = dir("pipe");
+    let (out, _) = play_match(&d);
+    let mut child = Command::new(CARO_MATCH)
+        .arg("score")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Closed before caro-match has read the games, let alone written the report.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stderr, "");
 }
 
 #[test]
