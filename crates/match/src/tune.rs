@@ -15,10 +15,10 @@
 //! numbers a few steps old.
 //!
 //! Everything goes under the output directory: `steps.jsonl` (a line per step: its games with
-//! their moves, its result and the numbers after it), `weights.txt` and `search.txt` (the current numbers, as
-//! `--weights` and `--search` take them, rewritten every `save_every` steps and at the end),
-//! `tune.log` (the protocol traffic) and `lanes/` (the perturbed files the engines read). A
-//! run can be stopped at any time; it is not resumed.
+//! their moves, its result and the numbers after it), `weights.txt` and `search.txt` (the
+//! current numbers, as `--weights` and `--search` take them, rewritten every `save_every` steps
+//! and at the end), `tune.log` (the protocol traffic) and `lanes/` (the perturbed files the
+//! engines read). A run can be stopped at any time; it is not resumed.
 
 use std::fs;
 use std::io::Write;
