@@ -218,6 +218,10 @@ struct SpsaArgs {
     /// Output directory (created).
     #[arg(long, default_value = "spsa-out")]
     out: PathBuf,
+    /// Go on with the stopped run in --out, given the same arguments: its steps.jsonl is
+    /// replayed (and checked) and the steps it lacks are played.
+    #[arg(long)]
+    resume: bool,
     /// Echo the protocol log on stderr.
     #[arg(long, short)]
     verbose: bool,
@@ -552,6 +556,7 @@ fn tune(args: SpsaArgs) -> Result<()> {
         save_every: args.save_every,
         out_dir: args.out.clone(),
         verbose: args.verbose,
+        resume: args.resume,
     };
     let names: Vec<String> = args
         .space

@@ -6,7 +6,7 @@
 //! and keeps the score, so no lock guards the statistics.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::{self, File};
+use std::fs::{self, File, OpenOptions};
 use std::hash::Hash;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -100,22 +100,34 @@ pub(crate) struct RunFiles {
 }
 
 impl RunFiles {
-    /// Makes `out/dir` and creates `out/log` (echoed on stderr when `verbose`) and `out/jsonl`.
+    /// Makes `out/dir` and creates `out/log` (echoed on stderr when `verbose`) and `out/jsonl`,
+    /// or opens them to append to (a resumed run's) when `append`.
     pub(crate) fn create(
         out: &Path,
         dir: &str,
         log: &str,
         jsonl: &str,
         verbose: bool,
+        append: bool,
     ) -> Result<RunFiles, OutputError> {
         let dir = out.join(dir);
         fs::create_dir_all(&dir).map_err(output_error(&dir))?;
+        let open = |path: &Path| {
+            let mut options = OpenOptions::new();
+            options.create(true);
+            if append {
+                options.append(true);
+            } else {
+                options.write(true).truncate(true);
+            }
+            options.open(path).map_err(output_error(path))
+        };
         let log_path = out.join(log);
-        let log = File::create(&log_path).map_err(output_error(&log_path))?;
+        let log = open(&log_path)?;
         let jsonl_path = out.join(jsonl);
         Ok(RunFiles {
             log: Logger::new(Some(log), verbose),
-            jsonl: File::create(&jsonl_path).map_err(output_error(&jsonl_path))?,
+            jsonl: open(&jsonl_path)?,
             jsonl_path,
         })
     }
@@ -505,7 +517,14 @@ pub fn run_match(
         log,
         mut jsonl,
         jsonl_path,
-    } = RunFiles::create(out, "games", "match.log", "games.jsonl", config.verbose)?;
+    } = RunFiles::create(
+        out,
+        "games",
+        "match.log",
+        "games.jsonl",
+        config.verbose,
+        false,
+    )?;
 
     let pairings = schedule(config.games, config.openings.len(), config.seed);
     let empty = Opening::empty();

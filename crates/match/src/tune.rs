@@ -18,12 +18,15 @@
 //! their moves, its result and the numbers after it), `weights.txt` and `search.txt` (the
 //! current numbers, as `--weights` and `--search` take them, rewritten every `save_every` steps
 //! and at the end), `tune.log` (the protocol traffic) and `lanes/` (the perturbed files the
-//! engines read). A run can be stopped at any time; it is not resumed.
+//! engines read). A run can be stopped at any time and resumed ([`TuneConfig::resume`]): the
+//! steps of `steps.jsonl` are replayed through [`Spsa::update`] in the order they were
+//! recorded, which gives back the numbers the run had, and the steps it lacks are played.
 
-use std::fs;
+use std::collections::HashSet;
+use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use caro_engine::positions::square_name;
@@ -34,7 +37,7 @@ use caro_engine::Player;
 use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::openings::Opening;
 use crate::referee::{play_game, GameSettings, Logger, Slot};
@@ -71,6 +74,10 @@ pub struct TuneConfig {
     pub out_dir: PathBuf,
     /// Echo the protocol log on stderr.
     pub verbose: bool,
+    /// Go on with the run recorded in `out_dir` rather than start anew: its `steps.jsonl` must
+    /// be what these same settings wrote (every recorded step's signs, opening and numbers are
+    /// checked as it is replayed), and the steps it lacks are played, the records appended.
+    pub resume: bool,
 }
 
 /// Why a run could not go on.
@@ -82,6 +89,16 @@ pub enum TuneError {
     /// Nothing to run.
     #[error("a tuning run needs at least one step, one opening and a concurrency of at least 1")]
     Empty,
+    /// A resumed run's record is not one these settings wrote.
+    #[error("{path}, line {line}: {message}")]
+    Resume {
+        /// The `steps.jsonl` read.
+        path: PathBuf,
+        /// Its line, from 1.
+        line: usize,
+        /// What does not match.
+        message: String,
+    },
 }
 
 /// One game of a step, as written to `steps.jsonl`.
@@ -119,6 +136,23 @@ pub struct StepRecord {
     pub result: f64,
     /// The tuned numbers after the update, in [`Space::params`] order.
     pub values: Vec<f64>,
+}
+
+/// A line of `steps.jsonl` as a resumed run reads it back.
+#[derive(Deserialize)]
+struct Recorded {
+    step: u64,
+    opening: String,
+    signs: String,
+    games: Vec<RecordedGame>,
+    result: f64,
+    values: Vec<f64>,
+}
+
+/// A game of a [`Recorded`] step: its result is all the tally needs.
+#[derive(Deserialize)]
+struct RecordedGame {
+    score: GameScore,
 }
 
 /// The run so far, for progress lines.
@@ -165,17 +199,28 @@ pub fn run_tune(
         return Err(TuneError::Empty);
     }
     let out = &config.out_dir;
+    let (w0, sp0) = config.start;
+    let mut spsa = Spsa::new(config.space.params(&w0, &sp0, config.r_end), config.steps);
+    let (done, mut tally) = if config.resume {
+        resume(config, &mut spsa)?
+    } else {
+        (HashSet::new(), Tally::default())
+    };
+    let pending: Vec<u64> = (0..config.steps).filter(|k| !done.contains(k)).collect();
     let RunFiles {
         log,
         jsonl: mut steps_file,
         jsonl_path: steps_path,
-    } = RunFiles::create(out, "lanes", "tune.log", "steps.jsonl", config.verbose)?;
+    } = RunFiles::create(
+        out,
+        "lanes",
+        "tune.log",
+        "steps.jsonl",
+        config.verbose,
+        config.resume,
+    )?;
     let lanes_dir = out.join("lanes");
-    let (w0, sp0) = config.start;
-    let spsa = Mutex::new(Spsa::new(
-        config.space.params(&w0, &sp0, config.r_end),
-        config.steps,
-    ));
+    let spsa = Mutex::new(spsa);
     let save = |spsa: &Spsa, done: u64| -> Result<(), TuneError> {
         let (w, sp) = config.space.apply(&w0, &sp0, &spsa.values());
         let header = format!(
@@ -188,17 +233,17 @@ pub fn run_tune(
         fs::write(&path, spsa::search_text(&sp).join("\n") + "\n").map_err(output_error(&path))?;
         Ok(())
     };
-    save(&spsa.lock(), 0)?;
-    let next = AtomicU64::new(0);
+    save(&spsa.lock(), tally.steps)?;
+    let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let mut tally = Tally::default();
     let mut result = Ok(());
 
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel::<Played>();
-        for lane in 0..config.concurrency.min(config.steps as usize) {
+        for lane in 0..config.concurrency.min(pending.len()) {
             let tx = tx.clone();
             let (spsa, next, stop, log, lanes_dir) = (&spsa, &next, &stop, &log, &lanes_dir);
+            let pending = &pending;
             scope.spawn(move || {
                 // Seat 0 is ours, a new engine for each perturbed side; seat 1 the opponent's,
                 // kept from step to step.
@@ -207,10 +252,9 @@ pub fn run_tune(
                     Slot::new(&config.opponent.name, &config.opponent.command),
                 ];
                 while !stop.load(Ordering::Relaxed) {
-                    let k = next.fetch_add(1, Ordering::Relaxed);
-                    if k >= config.steps {
+                    let Some(&k) = pending.get(next.fetch_add(1, Ordering::Relaxed)) else {
                         break;
-                    }
+                    };
                     let played = play_step(config, spsa, k, lane, lanes_dir, &mut slots, log);
                     if tx.send(played).is_err() {
                         break;
@@ -283,6 +327,78 @@ struct StepGames {
     games: Vec<StepGame>,
 }
 
+/// What the seed draws for step `k` of `n` tuned numbers: the perturbation's signs (`true`
+/// raises the number on the `+` side) and the opening.
+fn draw(config: &TuneConfig, k: u64, n: usize) -> (Vec<bool>, &Opening) {
+    let mut rng = SmallRng::seed_from_u64(config.seed.wrapping_mul(0x9E37_79B9) ^ k);
+    let signs = (0..n).map(|_| rng.random_bool(0.5)).collect();
+    let opening = &config.openings[rng.random_range(0..config.openings.len())];
+    (signs, opening)
+}
+
+/// Replays the `steps.jsonl` of a stopped run into `spsa` (fresh, from the run's settings):
+/// each recorded step's signs and opening must be what the seed draws for it, and the numbers
+/// after its update what the record says, or the record is another run's. A last line cut
+/// short (the run was killed while writing it) is dropped from the file. Returns the steps
+/// played (from 0) and the tally so far.
+fn resume(config: &TuneConfig, spsa: &mut Spsa) -> Result<(HashSet<u64>, Tally), TuneError> {
+    let path = config.out_dir.join("steps.jsonl");
+    let text = fs::read_to_string(&path).map_err(output_error(&path))?;
+    let whole = text.rfind('\n').map_or(0, |i| i + 1);
+    let (mut done, mut tally) = (HashSet::new(), Tally::default());
+    for (i, line) in text[..whole].lines().enumerate() {
+        let bad = |message: String| TuneError::Resume {
+            path: path.clone(),
+            line: i + 1,
+            message,
+        };
+        let r: Recorded = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
+        if !(1..=config.steps).contains(&r.step) {
+            return Err(bad(format!(
+                "step {} is not one of the run's {} steps",
+                r.step, config.steps
+            )));
+        }
+        let k = r.step - 1;
+        if !done.insert(k) {
+            return Err(bad(format!("step {} is recorded twice", r.step)));
+        }
+        let (signs, opening) = draw(config, k, spsa.params.len());
+        let recorded: Vec<bool> = r.signs.chars().map(|c| c == '+').collect();
+        if recorded != signs || r.opening != opening.to_squares() {
+            return Err(bad(format!(
+                "step {} was drawn with another seed, space or openings file",
+                r.step
+            )));
+        }
+        spsa.update(k, &signs, r.result);
+        if spsa.values() != r.values {
+            return Err(bad(format!(
+                "the numbers after step {} are not the record's: another start, --r-end or \
+                 --steps",
+                r.step
+            )));
+        }
+        tally.steps += 1;
+        tally.games += r.games.len() as u64;
+        tally.points += r
+            .games
+            .iter()
+            .map(|g| f64::from(g.score.half_points()) / 2.0)
+            .sum::<f64>();
+        tally.plus_minus += r.result;
+    }
+    // Only once the record is known to be this run's is the cut line dropped.
+    if whole < text.len() {
+        OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_len(whole as u64))
+            .map_err(output_error(&path))?;
+    }
+    Ok((done, tally))
+}
+
 /// Plays step `k` on lane `lane`: the perturbed numbers written to the lane's files, then each
 /// perturbed engine, in seat 0 of `slots`, against the opponent in seat 1 with both colours.
 fn play_step(
@@ -295,14 +411,12 @@ fn play_step(
     log: &Logger,
 ) -> Played {
     let (w0, sp0) = config.start;
-    let mut rng = SmallRng::seed_from_u64(config.seed.wrapping_mul(0x9E37_79B9) ^ k);
-    let (signs, hi, lo) = {
+    let (signs, hi, lo, opening) = {
         let s = spsa.lock();
-        let signs: Vec<bool> = (0..s.params.len()).map(|_| rng.random_bool(0.5)).collect();
+        let (signs, opening) = draw(config, k, s.params.len());
         let (hi, lo) = s.perturb(k, &signs);
-        (signs, hi, lo)
+        (signs, hi, lo, opening)
     };
-    let opening = &config.openings[rng.random_range(0..config.openings.len())];
     let mut games = Vec::new();
     let mut points = [0.0; 2];
     for (i, (side, values)) in [("+", &hi), ("-", &lo)].into_iter().enumerate() {

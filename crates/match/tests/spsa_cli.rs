@@ -13,6 +13,9 @@ use caro_engine::spsa::{self, Space, Spsa};
 use caro_engine::{Board, Move, Player, Rule, Rules, Status};
 use serde_json::Value;
 
+mod common;
+use common::stdout;
+
 const CARO_MATCH: &str = env!("CARGO_BIN_EXE_caro-match");
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-pbrain");
 
@@ -41,7 +44,7 @@ fn openings(dir: &Path) -> PathBuf {
     path
 }
 
-fn spsa_run(args: &[&str]) -> Output {
+fn spsa_run(args: &[impl AsRef<std::ffi::OsStr>]) -> Output {
     Command::new(CARO_MATCH)
         .arg("spsa")
         .args(args)
@@ -57,18 +60,14 @@ fn steps(out: &Path) -> Vec<Value> {
         .collect()
 }
 
-/// Three steps of the cross-line terms against a shallower fixed-depth engine, one lane: every
-/// step is four games (each perturbed side with each colour), its result is the `+` side's
-/// points minus the `-` side's, and replaying the recorded signs and results through `Spsa`
-/// gives the recorded values and the final files.
-#[test]
-fn a_run_against_a_real_engine_follows_the_spsa_arithmetic() {
-    let d = dir("real");
-    let out = d.join("out");
-    let book = openings(&d);
+/// The arguments of three steps of the cross-line terms (`--r-end 0.05 --seed 4`), pbrain-caro
+/// at depth 2 against itself at depth 1 (named `shallow`), one lane, writing to `out`; with
+/// the values of `set` for those flags, then `extra`.
+fn real_run(d: &Path, out: &Path, set: &[(&str, &str)], extra: &[&str]) -> Vec<String> {
+    let book = openings(d);
     let engine = format!("{} --depth 2", pbrain());
     let opponent = format!("{} --depth 1", pbrain());
-    let output = spsa_run(&[
+    let args = [
         "--engine",
         &engine,
         "--opponent",
@@ -93,7 +92,28 @@ fn a_run_against_a_real_engine_follows_the_spsa_arithmetic() {
         "2",
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ];
+    let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    for (flag, value) in set {
+        let at = args
+            .iter()
+            .position(|a| a == flag)
+            .expect("a flag of the run");
+        args[at + 1] = value.to_string();
+    }
+    args.extend(extra.iter().map(|a| a.to_string()));
+    args
+}
+
+/// Three steps of the cross-line terms against a shallower fixed-depth engine, one lane: every
+/// step is four games (each perturbed side with each colour), its result is the `+` side's
+/// points minus the `-` side's, and replaying the recorded signs and results through `Spsa`
+/// gives the recorded values and the final files.
+#[test]
+fn a_run_against_a_real_engine_follows_the_spsa_arithmetic() {
+    let d = dir("real");
+    let out = d.join("out");
+    let output = spsa_run(&real_run(&d, &out, &[], &[]));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
@@ -208,6 +228,107 @@ fn replay_game(g: &Value, opening: &str) {
         };
         assert_eq!(board.status(), Status::Won(winner), "{g}");
     }
+}
+
+/// A stopped run goes on with `--resume`: killed after its first step (and halfway through
+/// writing its second), it plays the two steps it lacks and ends exactly as the run that was
+/// never stopped (the engines are deterministic); a finished run resumes to nothing; other
+/// settings are refused, naming the line that does not replay.
+#[test]
+fn a_stopped_run_resumes_where_it_was() {
+    let d = dir("resume");
+    let out = d.join("out");
+    let whole = spsa_run(&real_run(&d, &out, &[], &[]));
+    assert!(whole.status.success(), "{whole:?}");
+    let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+    let (steps, weights, search) = (read("steps.jsonl"), read("weights.txt"), read("search.txt"));
+    assert_eq!(steps.lines().count(), 3);
+
+    let first = steps.lines().next().unwrap();
+    std::fs::write(
+        out.join("steps.jsonl"),
+        format!("{first}\n{{\"step\":2,\"ope"),
+    )
+    .unwrap();
+    let resumed = spsa_run(&real_run(&d, &out, &[], &["--resume"]));
+    let printed = stdout(&resumed);
+    assert!(
+        !printed.contains("step     1:") && printed.contains("step     3:"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("our score") && printed.contains("/12 ("),
+        "the tally counts the recorded step's games too: {printed}"
+    );
+    assert_eq!(read("steps.jsonl"), steps);
+    assert_eq!(read("weights.txt"), weights);
+    assert_eq!(read("search.txt"), search);
+
+    let again = spsa_run(&real_run(&d, &out, &[], &["--resume"]));
+    let printed = stdout(&again);
+    assert!(!printed.contains("step "), "{printed}");
+    assert_eq!(read("steps.jsonl"), steps);
+    assert_eq!(read("weights.txt"), weights);
+
+    let steps_path = out.join("steps.jsonl");
+    // Another schedule shows at the first step that was not even (a result of 0 moves nothing):
+    // line n, step n, with one lane.
+    let n = 1 + steps
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .position(|r| r["result"] != 0.0)
+        .expect("a step that moved the numbers");
+    let schedule = format!("line {n}: the numbers after step {n} are not the record's");
+    for (other, says) in [
+        (
+            ("--seed", "5"),
+            "line 1: step 1 was drawn with another seed, space or openings file",
+        ),
+        (("--r-end", "0.04"), schedule.as_str()),
+        (("--steps", "2"), schedule.as_str()),
+    ] {
+        // With a line cut short at the end, which only a resume that goes on drops.
+        let cut = format!("{steps}{{\"step\":4");
+        std::fs::write(&steps_path, &cut).unwrap();
+        let refused = spsa_run(&real_run(&d, &out, &[other], &["--resume"]));
+        assert!(!refused.status.success(), "{other:?}");
+        let e = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            e.contains(&format!("{}, {says}", steps_path.display())),
+            "{other:?}: {e}"
+        );
+        assert_eq!(read("steps.jsonl"), cut, "a refused resume writes nothing");
+    }
+    let lines: Vec<&str> = steps.lines().collect();
+    for (text, says) in [
+        (
+            format!("{}\n{}\n", lines[0], lines[0]),
+            "line 2: step 1 is recorded twice",
+        ),
+        (
+            lines[0].replace("{\"step\":1,", "{\"step\":9,") + "\n",
+            "line 1: step 9 is not one of the run's 3 steps",
+        ),
+        (
+            "{\"step\":1}\n".to_string(),
+            "line 1: missing field `opening`",
+        ),
+    ] {
+        std::fs::write(&steps_path, &text).unwrap();
+        let refused = spsa_run(&real_run(&d, &out, &[], &["--resume"]));
+        let e = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            !refused.status.success() && e.contains(&format!("{}, {says}", steps_path.display())),
+            "{text}: {e}"
+        );
+    }
+    let missing = d.join("nothing-here");
+    let refused = spsa_run(&real_run(&d, &missing, &[], &["--resume"]));
+    let e = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && e.contains("nothing-here/steps.jsonl: No such file"),
+        "{e}"
+    );
 }
 
 /// An opponent that crashes on its third move loses every game by forfeit and is restarted:

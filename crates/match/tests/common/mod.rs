@@ -1,5 +1,8 @@
 //! Helpers of the tests that run `caro-match` and read what it wrote.
 
+// Each test binary compiles this module and uses its own share of it.
+#![allow(dead_code)]
+
 use std::io::Write;
 use std::path::Path;
 use std::process::Output;
