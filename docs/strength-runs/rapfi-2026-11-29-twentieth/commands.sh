@@ -26,7 +26,8 @@ scripts/field-ab --caro-match $B/caro-match --opponent $O/pbrain-rapfi --opponen
 # resumed across sessions. B here holds the build of 975c645 (caro-match with --resume; the
 # engine unchanged). Stopped (kill) after 281 steps, then resumed for two more and stopped
 # again (the resume first failed on an exact comparison of the recorded numbers, which
-# serde_json reads back only to within an ulp; mended by comparing to a billionth).
+# serde_json's default reader gets about one in ten wrong by an ulp; mended by reading
+# them with its float_roundtrip feature).
 $B/caro-match spsa --engine $B/pbrain-caro --opponent $O/pbrain-rapfi --opponent-name rapfi \
     --rule freestyle --size 15 --turn-ms 200 --openings data/openings/freestyle15-v3.txt \
     --space plus --steps 3000 --r-end 0.005 --seed 201 --concurrency 2 --save-every 10 \
