@@ -88,9 +88,20 @@ pub(crate) fn output_error(path: &Path) -> impl FnOnce(std::io::Error) -> Output
     }
 }
 
+/// Whether a run's files start empty or are added to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FileMode {
+    /// A new run: the log and the record are created empty.
+    Fresh,
+    /// A resumed run: both are appended to.
+    Append,
+}
+
 /// What every run opens under its output directory before its first game: a directory of its
-/// own files, the protocol log and the record of one JSON line per game or step (both new).
+/// own files, the protocol log and the record of one JSON line per game or step.
 pub(crate) struct RunFiles {
+    /// The run's own directory.
+    pub dir: PathBuf,
     /// The protocol log.
     pub log: Logger,
     /// The record.
@@ -100,32 +111,30 @@ pub(crate) struct RunFiles {
 }
 
 impl RunFiles {
-    /// Makes `out/dir` and creates `out/log` (echoed on stderr when `verbose`) and `out/jsonl`,
-    /// or opens them to append to (a resumed run's) when `append`.
+    /// Makes `out/dir` and opens `out/log` (echoed on stderr when `verbose`) and `out/jsonl`
+    /// as `mode` says.
     pub(crate) fn create(
         out: &Path,
-        dir: &str,
-        log: &str,
-        jsonl: &str,
+        [dir, log, jsonl]: [&str; 3],
         verbose: bool,
-        append: bool,
+        mode: FileMode,
     ) -> Result<RunFiles, OutputError> {
         let dir = out.join(dir);
         fs::create_dir_all(&dir).map_err(output_error(&dir))?;
         let open = |path: &Path| {
             let mut options = OpenOptions::new();
             options.create(true);
-            if append {
-                options.append(true);
-            } else {
-                options.write(true).truncate(true);
-            }
+            match mode {
+                FileMode::Append => options.append(true),
+                FileMode::Fresh => options.write(true).truncate(true),
+            };
             options.open(path).map_err(output_error(path))
         };
         let log_path = out.join(log);
         let log = open(&log_path)?;
         let jsonl_path = out.join(jsonl);
         Ok(RunFiles {
+            dir,
             log: Logger::new(Some(log), verbose),
             jsonl: open(&jsonl_path)?,
             jsonl_path,
@@ -517,13 +526,12 @@ pub fn run_match(
         log,
         mut jsonl,
         jsonl_path,
+        ..
     } = RunFiles::create(
         out,
-        "games",
-        "match.log",
-        "games.jsonl",
+        ["games", "match.log", "games.jsonl"],
         config.verbose,
-        false,
+        FileMode::Fresh,
     )?;
 
     let pairings = schedule(config.games, config.openings.len(), config.seed);

@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::openings::Opening;
 use crate::referee::{play_game, GameSettings, Logger, Slot};
-use crate::runner::{output_error, EngineSpec, OutputError, RunFiles};
+use crate::runner::{output_error, EngineSpec, FileMode, OutputError, RunFiles};
 use crate::stats::GameScore;
 
 /// Everything a tuning run needs.
@@ -208,18 +208,20 @@ pub fn run_tune(
     };
     let pending: Vec<u64> = (0..config.steps).filter(|k| !done.contains(k)).collect();
     let RunFiles {
+        dir: lanes_dir,
         log,
         jsonl: mut steps_file,
         jsonl_path: steps_path,
     } = RunFiles::create(
         out,
-        "lanes",
-        "tune.log",
-        "steps.jsonl",
+        ["lanes", "tune.log", "steps.jsonl"],
         config.verbose,
-        config.resume,
+        if config.resume {
+            FileMode::Append
+        } else {
+            FileMode::Fresh
+        },
     )?;
-    let lanes_dir = out.join("lanes");
     let spsa = Mutex::new(spsa);
     let save = |spsa: &Spsa, done: u64| -> Result<(), TuneError> {
         let (w, sp) = config.space.apply(&w0, &sp0, &spsa.values());
