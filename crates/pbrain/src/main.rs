@@ -77,7 +77,8 @@ fn main() {
             seed: 1,
             nodes: None,
             threads: 1,
-            tuning: cli.level.tuning.tuning(),
+            // The level's flags conflict with the subcommand: nothing tunes the classic search.
+            tuning: Tuning::default(),
         }),
         None => serve(cli.level.options()),
     }
@@ -242,7 +243,7 @@ impl TuningArgs {
 
 /// What the full search evaluates and prunes with: the built-in weights and numbers unless
 /// `--weights` or `--search` say otherwise.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Tuning {
     weights: Option<Weights>,
     search: SearchParams,
