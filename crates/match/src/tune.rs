@@ -168,6 +168,19 @@ pub struct Tally {
     pub plus_minus: f64,
 }
 
+impl Tally {
+    /// Counts a finished step: its games' results for our engines and its `result` (the `+`
+    /// side's points minus the `-` side's). A played step and a replayed record count alike.
+    fn add_step(&mut self, scores: impl IntoIterator<Item = GameScore>, result: f64) {
+        self.steps += 1;
+        for score in scores {
+            self.games += 1;
+            self.points += f64::from(score.half_points()) / 2.0;
+        }
+        self.plus_minus += result;
+    }
+}
+
 /// The file of weights `w` as `--weights` reads it, with a header saying what wrote it.
 pub fn weights_text(w: &Weights, header: &str) -> String {
     let mut text = String::new();
@@ -281,10 +294,7 @@ pub fn run_tune(
             let step_result = points[0] - points[1];
             let mut spsa = spsa.lock();
             spsa.update(k, &games.signs, step_result);
-            tally.steps += 1;
-            tally.points += points[0] + points[1];
-            tally.games += games.games.len() as u64;
-            tally.plus_minus += step_result;
+            tally.add_step(games.games.iter().map(|g| g.score), step_result);
             let record = StepRecord {
                 step: k + 1,
                 opening,
@@ -381,14 +391,7 @@ fn resume(config: &TuneConfig, spsa: &mut Spsa) -> Result<(HashSet<u64>, Tally),
                 r.step
             )));
         }
-        tally.steps += 1;
-        tally.games += r.games.len() as u64;
-        tally.points += r
-            .games
-            .iter()
-            .map(|g| f64::from(g.score.half_points()) / 2.0)
-            .sum::<f64>();
-        tally.plus_minus += r.result;
+        tally.add_step(r.games.iter().map(|g| g.score), r.result);
     }
     // Only once the record is known to be this run's is the cut line dropped.
     if whole < text.len() {
