@@ -23,6 +23,7 @@
 pub mod bot;
 pub mod classic;
 pub mod game;
+pub mod policy;
 pub mod positions;
 pub mod rules;
 pub mod search;

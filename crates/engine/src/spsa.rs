@@ -282,7 +282,7 @@ fn whole(v: f64) -> i32 {
     v.round() as i32
 }
 
-const SEARCH_FIELDS: [SearchField; 15] = [
+const SEARCH_FIELDS: [SearchField; 16] = [
     field(
         "lmr_k",
         |s| s.lmr_k.into(),
@@ -372,6 +372,12 @@ const SEARCH_FIELDS: [SearchField; 15] = [
         |s| s.vct_sixteenths.into(),
         |s, v| s.vct_sixteenths = whole(v).max(0) as u32,
         (0.8, 1.0, 14.0),
+    ),
+    field(
+        "policy",
+        |s| s.policy.into(),
+        |s, v| s.policy = whole(v),
+        (2.0, 0.0, 24.0),
     ),
 ];
 
@@ -464,7 +470,7 @@ impl Space {
 }
 
 /// The names of the search's numbers, in [`search_params`] order (`lmr_k`, ..., `killer0`,
-/// `killer1`, ..., `vct_sixteenths`).
+/// `killer1`, ..., `vct_sixteenths`, `policy`).
 pub fn search_names() -> impl Iterator<Item = &'static str> {
     SEARCH_FIELDS.iter().map(|f| f.name)
 }

@@ -11,6 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use caro_engine::positions::{parse, square_name, Label, TestPosition};
+use caro_engine::search::params::SearchParams;
 use caro_engine::search::{is_mate, Engine, Limits};
 
 /// Node budget per MATE position (250k since the SPSA weights: docs/engine.md, "Tactical test
@@ -85,6 +86,15 @@ fn solve(engine: &mut Engine, p: &TestPosition) -> Outcome {
 /// Solves the positions of `files` whose label `keep` accepts, on two threads, and prints
 /// per-label results. Returns (label, passed, total).
 fn run(files: &[&str], keep: impl Fn(Label) -> bool) -> Vec<(Label, usize, usize)> {
+    run_with(files, keep, &SearchParams::default())
+}
+
+/// [`run`] with the search's numbers `params`.
+fn run_with(
+    files: &[&str],
+    keep: impl Fn(Label) -> bool,
+    params: &SearchParams,
+) -> Vec<(Label, usize, usize)> {
     let positions: Vec<TestPosition> = files
         .iter()
         .flat_map(|f| load(f))
@@ -96,6 +106,7 @@ fn run(files: &[&str], keep: impl Fn(Label) -> bool) -> Vec<(Label, usize, usize
                 let mine: Vec<&TestPosition> = positions.iter().skip(t).step_by(2).collect();
                 scope.spawn(move || {
                     let mut engine = Engine::new(16);
+                    engine.set_search_params(params);
                     mine.into_iter()
                         .map(|p| solve(&mut engine, p))
                         .collect::<Vec<_>>()
@@ -144,6 +155,24 @@ fn freestyle_one_move_tactics() {
     all_pass(&run(&["freestyle15.pos", "freestyle15_rules.pos"], |l| {
         l != Label::Mate
     }));
+}
+
+/// The learnt ordering of quiet moves, whole or blended, orders only what the search calls
+/// quiet: every one-move tactic is still answered (docs/engine.md, "A move ordering learnt from
+/// Rapfi's moves").
+#[test]
+fn the_learnt_ordering_keeps_the_one_move_tactics() {
+    for policy in [8, 16] {
+        let params = SearchParams {
+            policy,
+            ..SearchParams::default()
+        };
+        all_pass(&run_with(
+            &["freestyle15.pos", "freestyle15_rules.pos", "caro15.pos"],
+            |l| l != Label::Mate,
+            &params,
+        ));
+    }
 }
 
 #[test]

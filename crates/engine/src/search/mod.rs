@@ -14,6 +14,7 @@
 //!   root (private);
 //! - `smp`: the helper threads of a multi-threaded search, Lazy SMP (private);
 //! - [`weights`]: the evaluation's level and class values, built in from `weights.txt`;
+//! - [`policy`]: the learnt ordering of quiet moves, built in from `policy.txt`;
 //! - [`params`]: the main search's tunable numbers (reductions, pruning, ordering bonuses);
 //! - [`time`]: the clock's share for a move and how stability scales it;
 //! - [`eval`]: the static evaluation (a method of the search in progress, and its threat
@@ -29,6 +30,7 @@ pub mod negamax;
 mod ordering;
 pub mod params;
 pub mod pattern;
+pub mod policy;
 pub mod position;
 pub mod score;
 mod smp;

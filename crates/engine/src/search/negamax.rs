@@ -157,6 +157,10 @@ pub(super) struct Run<'a> {
     pub(super) root_best: Option<(u16, Score)>,
     /// The search's tunable numbers.
     pub(super) params: SearchParams,
+    /// The learnt ordering's place terms by padded-index difference from a stone
+    /// ([`OrderTable::by_offset`](super::policy::OrderTable::by_offset)), centred on the middle
+    /// entry.
+    pub(super) near: Vec<[i32; 2]>,
 }
 
 /// The most search threads an engine runs (more are clamped to it).
@@ -328,6 +332,7 @@ impl<'a> Run<'a> {
             vct_deadline: limits.time.map(|t| start + t * params.vct_sixteenths / 16),
             root_best: None,
             params: *params,
+            near: tables.order().by_offset(board.stride()),
         }
     }
 }

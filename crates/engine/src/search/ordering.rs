@@ -100,6 +100,23 @@ impl Run<'_> {
         let bonus = &self.s.history.bonus[me][..];
         let pos = &self.pos;
         let defence = self.params.defence as u32;
+        let (policy, tactical) = (self.params.policy, self.params.tactical);
+        let order = pos.order();
+        // The learnt place terms, by difference from the opponent's last stone and from ours
+        // (a stone that is not there is out of every reach).
+        let near = &self.near[..];
+        let centre = (near.len() / 2) as isize;
+        let history = pos.history();
+        let stone = |back: usize| {
+            history
+                .len()
+                .checked_sub(back)
+                .map_or(isize::MIN / 2, |k| history[k] as isize)
+        };
+        let (last, own) = (centre - stone(1), centre - stone(2));
+        let place = move |c: usize, from: isize, t: usize| {
+            near.get((c as isize + from) as usize).map_or(0, |v| v[t])
+        };
         move |c| {
             if c as u16 == tt_move {
                 return 1 << 28;
@@ -107,7 +124,18 @@ impl Run<'_> {
             let st = pos.state(c);
             debug_assert!(st.value[1 - me] >= 0);
             // Values are never negative: an unsigned division is the same and cheaper.
-            st.value[me] + (st.value[1 - me] as u32 * defence / 20) as i32 + bonus[c]
+            let value = st.value[me] + (st.value[1 - me] as u32 * defence / 20) as i32;
+            let score = if policy == 0 || value >= tactical {
+                value
+            } else {
+                // A quiet move: the learnt score's share, and quiet it stays.
+                let learnt = order.combo(st.combo[me])[0]
+                    + order.combo(st.combo[1 - me])[1]
+                    + place(c, last, 0)
+                    + place(c, own, 1);
+                ((value * (16 - policy) + learnt * policy) / 16).min(tactical - 1)
+            };
+            score + bonus[c]
         }
     }
 

@@ -39,6 +39,10 @@ pub struct SearchParams {
     pub aspiration: i32,
     /// The threat-space search's share of a timed move, in sixteenths.
     pub vct_sixteenths: u32,
+    /// The learnt ordering's share of a quiet move's ordering score, in sixteenths
+    /// ([`policy`](super::policy)): 0 orders quiet moves by the cell values alone, 16 by the
+    /// learnt scores alone.
+    pub policy: i32,
 }
 
 impl Default for SearchParams {
@@ -58,6 +62,7 @@ impl Default for SearchParams {
             killers: [248, 201],
             aspiration: 152,
             vct_sixteenths: 5,
+            policy: 0,
         }
     }
 }

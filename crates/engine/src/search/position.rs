@@ -18,6 +18,7 @@ use crate::rules::Rule;
 use crate::{zobrist, Board, Move, Player};
 
 use super::pattern::{self, Level, Table, B4, F3, F3S, F4, F5, RADIUS};
+use super::policy::OrderTable;
 use super::weights::{Weights, BONUSES, LEVELS, PLUSES};
 
 /// The combined threat a stone on a cell would make for one player, strongest last.
@@ -132,6 +133,8 @@ pub struct Tables {
     eval_class: [[i32; CLASSES]; 2],
     bonus: [i32; BONUSES],
     plus: [i32; PLUSES],
+    /// The learnt ordering of quiet moves ([`Policy::built`]).
+    order: Arc<OrderTable>,
 }
 
 impl Tables {
@@ -149,7 +152,14 @@ impl Tables {
             eval_class: [w.eval_class, w.eval_class_opp],
             bonus: w.bonus,
             plus: w.plus,
+            order: OrderTable::built(),
         }
+    }
+
+    /// The learnt ordering of quiet moves.
+    #[inline]
+    pub fn order(&self) -> &OrderTable {
+        &self.order
     }
 
     /// The tables of the built-in weights (`search/weights.txt`), made on first use.
@@ -557,6 +567,12 @@ impl Position {
                 mine[c] * self.counts[me][c] as i32 - theirs[c] * self.counts[1 - me][c] as i32
             })
             .sum()
+    }
+
+    /// The learnt ordering of quiet moves this position is searched with.
+    #[inline]
+    pub fn order(&self) -> &OrderTable {
+        self.tables.order()
     }
 
     /// The evaluation's threat terms ([`Weights::bonus`]).

@@ -62,18 +62,19 @@ pub const BONUSES: usize = 4;
 /// The threat terms of a file without a `bonus` line.
 pub const DEFAULT_BONUS: [i32; BONUSES] = [3000, 1500, 800, 800];
 
-/// Why a weights file does not parse.
+/// Why a weights file (or the learnt ordering's, [`Policy`](super::policy::Policy)) does not
+/// parse.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ParseError {
     /// A line names no known table.
-    #[error(
-        "line {line}: unknown key {key:?} (expected `level`, `class`, `eval_class`, `eval_class_opp`, `bonus` or `plus`)"
-    )]
+    #[error("line {line}: unknown key {key:?} (expected {expected})")]
     UnknownKey {
         /// 1-based line number.
         line: usize,
         /// The first word of the line.
         key: String,
+        /// The keys the format knows.
+        expected: &'static str,
     },
     /// A table has the wrong number of values or a value is not an integer.
     #[error("line {line}: `{key}` needs {expected} integers")]
@@ -90,7 +91,8 @@ pub enum ParseError {
     Count(&'static str),
 }
 
-fn values<const N: usize>(
+/// The `N` integers of table `key` on line `line`, or why not.
+pub(super) fn values<const N: usize>(
     words: std::str::SplitWhitespace<'_>,
     line: usize,
     key: &'static str,
@@ -149,6 +151,8 @@ impl Weights {
                     return Err(ParseError::UnknownKey {
                         line: n + 1,
                         key: key.to_string(),
+                        expected:
+                            "`level`, `class`, `eval_class`, `eval_class_opp`, `bonus` or `plus`",
                     })
                 }
             }
