@@ -133,7 +133,7 @@ pub struct Tables {
     eval_class: [[i32; CLASSES]; 2],
     bonus: [i32; BONUSES],
     plus: [i32; PLUSES],
-    /// The learnt ordering of quiet moves ([`Policy::built`]).
+    /// The learnt ordering of quiet moves ([`OrderTable::built`], of `search/policy.txt`).
     order: Arc<OrderTable>,
 }
 
