@@ -19,9 +19,13 @@ scripts/field-ab --caro-match $B/caro-match --opponent $O/pbrain-rapfi --opponen
 scripts/field-ab --caro-match $B/caro-match --opponent $O/pbrain-rapfi --opponent-name rapfi \
     --out ab --runs 1 --seeds 41,42,43,44,45,46,47,48,49,50,51,52 "base=$B/pbrain-caro" \
     "p8=$B/pbrain-caro --search policy=8"
-# then the whole table on four of those seeds (base's cells are there already, so they are skipped)
+# then the whole table on four of those seeds (base's cells are there already, so they are
+# skipped), and after a CI run on the last two
 scripts/field-ab --caro-match $B/caro-match --opponent $O/pbrain-rapfi --opponent-name rapfi \
     --out ab --runs 1 --seeds 41,42,43,44,45,46,47,48,49,50 "base=$B/pbrain-caro" \
+    "p16=$B/pbrain-caro --search policy=16"
+scripts/field-ab --caro-match $B/caro-match --opponent $O/pbrain-rapfi --opponent-name rapfi \
+    --out ab --runs 1 --seeds 41,42,43,44,45,46,47,48,49,50,51,52 "base=$B/pbrain-caro" \
     "p16=$B/pbrain-caro --search policy=16"
 # the report over all of it
 scripts/field-ab ... --out ab --runs 1 --seeds 41,42,43,44,45,46,47,48,49,50,51,52 --report \
