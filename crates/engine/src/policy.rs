@@ -15,6 +15,7 @@ use crate::search::params::SearchParams;
 use crate::search::policy::{bucket, code, Policy, BUCKETS, CODES};
 use crate::search::position::{Position, C_FLEX4};
 use crate::search::threats;
+use crate::texel::golden_section;
 
 /// One quiet candidate: what the ordering reads of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,7 +83,7 @@ pub fn sample(pos: &Position, chosen: usize, params: &SearchParams) -> Result<Sa
     let (mut candidates, mut found, mut tactical) = (Vec::new(), None, false);
     pos.for_each_near_empty(|c| {
         let st = pos.state(c);
-        let value = st.value[me] + st.value[opp] * params.defence / 20;
+        let value = st.order_value(me, params.defence);
         if value >= params.tactical {
             tactical |= c == chosen;
             return;
@@ -206,17 +207,7 @@ fn log_sum_exp(v: &[f64], t: f64) -> f64 {
 /// chosen moves: a golden-section search on its logarithm between 1 and 1000.
 pub fn fit_temperature(samples: &[Sample]) -> f64 {
     let loss = |lt: f64| ranking(samples, |c| f64::from(c.value), lt.exp()).nll;
-    let (mut a, mut b) = (0f64, 1000f64.ln());
-    let g = (5f64.sqrt() - 1.0) / 2.0;
-    for _ in 0..40 {
-        let (c, d) = (b - g * (b - a), a + g * (b - a));
-        if loss(c) < loss(d) {
-            b = d;
-        } else {
-            a = c;
-        }
-    }
-    ((a + b) / 2.0).exp()
+    golden_section(loss, 0.0, 1000f64.ln(), 40).exp()
 }
 
 /// How the model is fitted.

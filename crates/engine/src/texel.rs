@@ -143,12 +143,24 @@ pub fn loss(v: &[i32; FEATURES], k: f64, samples: &[Sample]) -> f64 {
 /// The `K` in `[1e-5, 1e-1]` that minimises the loss of weights `v`: a golden-section search on
 /// `ln K` (the loss is unimodal in `K` for a fixed evaluation).
 pub fn fit_k(v: &[i32; FEATURES], samples: &[Sample]) -> f64 {
-    let (mut a, mut b) = ((1e-5f64).ln(), (1e-1f64).ln());
+    let ln_k = golden_section(
+        |x| loss(v, x.exp(), samples),
+        (1e-5f64).ln(),
+        (1e-1f64).ln(),
+        60,
+    );
+    ln_k.exp()
+}
+
+/// The minimum of `f` on `[lo, hi]`, where `f` is unimodal, by `steps` steps of a golden-section
+/// search (one new evaluation a step). Also fits the learnt ordering's temperature
+/// ([`policy::fit_temperature`](crate::policy::fit_temperature)).
+pub fn golden_section(f: impl Fn(f64) -> f64, lo: f64, hi: f64, steps: usize) -> f64 {
+    let (mut a, mut b) = (lo, hi);
     let g = (5f64.sqrt() - 1.0) / 2.0;
-    let f = |x: f64| loss(v, x.exp(), samples);
     let (mut c, mut d) = (b - g * (b - a), a + g * (b - a));
     let (mut fc, mut fd) = (f(c), f(d));
-    for _ in 0..60 {
+    for _ in 0..steps {
         if fc < fd {
             b = d;
             d = c;
@@ -163,7 +175,7 @@ pub fn fit_k(v: &[i32; FEATURES], samples: &[Sample]) -> f64 {
             fd = f(d);
         }
     }
-    ((a + b) / 2.0).exp()
+    (a + b) / 2.0
 }
 
 /// How [`tune`] moves the weights.

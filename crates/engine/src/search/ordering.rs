@@ -99,7 +99,7 @@ impl Run<'_> {
         // History and killer bonuses (the killers' are in only while `generate` runs).
         let bonus = &self.s.history.bonus[me][..];
         let pos = &self.pos;
-        let defence = self.params.defence as u32;
+        let defence = self.params.defence;
         let (policy, tactical) = (self.params.policy, self.params.tactical);
         let order = pos.order();
         // The learnt place terms, by difference from the opponent's last stone and from ours
@@ -122,9 +122,7 @@ impl Run<'_> {
                 return 1 << 28;
             }
             let st = pos.state(c);
-            debug_assert!(st.value[1 - me] >= 0);
-            // Values are never negative: an unsigned division is the same and cheaper.
-            let value = st.value[me] + (st.value[1 - me] as u32 * defence / 20) as i32;
+            let value = st.order_value(me, defence);
             let score = if policy == 0 || value >= tactical {
                 value
             } else {

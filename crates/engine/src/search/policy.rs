@@ -15,6 +15,7 @@
 use std::sync::{Arc, OnceLock};
 
 use super::pattern::Level;
+use super::position::combo_levels;
 use super::weights::{values, ParseError, LEVELS};
 
 /// Number of distinct multisets of four levels: a cell's lines in any order of directions
@@ -163,12 +164,10 @@ pub struct OrderTable {
 impl OrderTable {
     /// The table of `policy`.
     pub fn new(policy: &Policy) -> OrderTable {
-        let base = LEVELS;
         let far = policy.last[0] + policy.own[0];
-        let by_combo = (0..base.pow(4))
+        let by_combo = (0..LEVELS.pow(4))
             .map(|n| {
-                let l = |d: u32| ((n / base.pow(d)) % base) as Level;
-                let c = code([l(3), l(2), l(1), l(0)]);
+                let c = code(combo_levels(n));
                 [policy.me[c] + far, policy.opp[c]]
             })
             .collect();
