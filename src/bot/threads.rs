@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use caro_engine::bot::Bot;
+use caro_engine::bot::{self, Bot};
 use caro_engine::search::{Engine, SearchInfo};
 use caro_engine::{Board, Move};
 use tokio::runtime::{Handle, Runtime};
@@ -24,6 +24,14 @@ thread_local! {
     static ENGINE: Cell<Option<Engine>> = const { Cell::new(None) };
 }
 
+/// A search thread's engine: the levels' search numbers ([`bot::level_params`]), for the bots
+/// and for the analysis alike.
+fn new_engine() -> Engine {
+    let mut engine = Engine::new(TT_MB);
+    engine.set_search_params(&bot::level_params());
+    engine
+}
+
 /// One bot move on a search thread, with the thread's engine (created on its first search):
 /// taken out for the search and put back after it. A search that panics loses the engine with
 /// it, and the next search on this thread starts a fresh one. `threads`: the engine's search
@@ -36,7 +44,7 @@ pub(super) fn think(
     report: &mut dyn FnMut(&SearchInfo),
     threads: usize,
 ) -> Option<Move> {
-    let mut engine = ENGINE.take().unwrap_or_else(|| Engine::new(TT_MB));
+    let mut engine = ENGINE.take().unwrap_or_else(new_engine);
     engine.set_threads(threads);
     let mut bot = Bot::with_engine(level, seed, engine);
     let best = bot.choose(board, stop, report).map(|r| r.best);
@@ -55,7 +63,7 @@ pub(super) fn analyse(
     stop: &AtomicBool,
     threads: usize,
 ) -> Option<caro_engine::search::SearchResult> {
-    let mut engine = ENGINE.take().unwrap_or_else(|| Engine::new(TT_MB));
+    let mut engine = ENGINE.take().unwrap_or_else(new_engine);
     engine.clear();
     engine.set_threads(threads);
     let limits = caro_engine::search::Limits {

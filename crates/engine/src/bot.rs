@@ -16,6 +16,7 @@ use std::time::Duration;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::search::params::SearchParams;
 use crate::search::time::Budget;
 use crate::search::{Engine, Limits, SearchInfo, SearchResult, WIN};
 use crate::{Board, Status};
@@ -41,6 +42,19 @@ pub struct Level {
     pub time: Duration,
     /// Probability in `0.0..=1.0` of playing a weaker candidate instead of the best move.
     pub blunder: f64,
+}
+
+/// The search numbers the bot levels are calibrated with: [`SearchParams::default`], but quiet
+/// moves ordered by the cell values alone (`policy` 0), as when the ladder of docs/strength.md
+/// was measured. The learnt ordering, the engine's default since, was chosen against Rapfi at
+/// full strength and has not been measured on the ladder: the server's engines and
+/// `scripts/ladder`'s levels search with these numbers, so a level keeps its strength. A bot
+/// searches with whatever numbers its engine has ([`Engine::set_search_params`]).
+pub fn level_params() -> SearchParams {
+    SearchParams {
+        policy: 0,
+        ..SearchParams::default()
+    }
 }
 
 /// How many of the best-ordered candidates a blunder picks from.

@@ -234,6 +234,11 @@ mod tests {
             nodes: Some(3_000),
         };
         let (mut a, mut b) = (Engine::new(1), Engine::new(1));
+        // Quiet moves ordered by the cell values, which the weights make: the learnt ordering
+        // (the default) would order the flat engine's quiet moves as well as the built one's.
+        let cells = crate::bot::level_params();
+        a.set_search_params(&cells);
+        b.set_search_params(&cells);
         let first = duel(rules, &opening, [&mut a, &mut b], &limits, (2, 5), 3);
         assert!(matches!(first, Status::Won(_) | Status::Draw));
         assert_eq!(

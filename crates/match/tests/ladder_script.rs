@@ -95,8 +95,8 @@ fn dry_run_prints_the_schedule() {
              --quiet --openings {openings}\n"
         )
     };
-    let weak = "--depth 1 --time-ms 20 --blunder 0.25 --seed 7";
-    let strong = "--depth 2 --time-ms 40 --blunder 0 --seed 7";
+    let weak = "--depth 1 --time-ms 20 --blunder 0.25 --seed 7 --search policy=0";
+    let strong = "--depth 2 --time-ms 40 --blunder 0 --seed 7 --search policy=0";
     let classic = "--style classic --depth 1";
     // Turn times: max(t * 10 / 9, t + 30) of the slower level, so that its own budget binds.
     let expected = [
@@ -247,8 +247,8 @@ fn a_whole_ladder_with_the_fake_engine() {
     // engine's margin for classic, which has no clock of its own.
     assert!(
         md.contains(
-            "| weak | `--depth 1 --time-ms 20 --blunder 0.25 --seed 1` (full, depth 1, 20 ms, \
-             blunder 0.25) | 20 ms, "
+            "| weak | `--depth 1 --time-ms 20 --blunder 0.25 --seed 1 --search policy=0` (full, \
+             depth 1, 20 ms, blunder 0.25) | 20 ms, "
         ),
         "{md}"
     );
@@ -327,7 +327,7 @@ fn a_tiny_ladder_of_real_levels() {
     ]));
     let md = check_output(&out, &["novice", "weak", "strong", "classic"], 5, 2);
     assert!(
-        md.contains("| strong | `--depth 2 --time-ms 40 --blunder 0 --seed 1` "),
+        md.contains("| strong | `--depth 2 --time-ms 40 --blunder 0 --seed 1 --search policy=0` "),
         "{md}"
     );
 }

@@ -61,12 +61,17 @@ fn steps(out: &Path) -> Vec<Value> {
 }
 
 /// The arguments of three steps of the cross-line terms (`--r-end 0.05 --seed 4`), pbrain-caro
-/// at depth 2 against itself at depth 1 (named `shallow`), one lane, writing to `out`; with
+/// at depth 2 against itself at depth 1 (named `shallow`), both with quiet moves ordered by the
+/// cell values (`policy` 0), one lane, writing to `out`; with
 /// the values of `set` for those flags, then `extra`.
 fn real_run(d: &Path, out: &Path, set: &[(&str, &str)], extra: &[&str]) -> Vec<String> {
     let book = openings(d);
     let engine = format!("{} --depth 2", pbrain());
-    let opponent = format!("{} --depth 1", pbrain());
+    let opponent = format!("{} --depth 1 --search policy=0", pbrain());
+    // Both sides order quiet moves by the cell values (the learnt ordering, the default since
+    // 2026-11-29, makes every step of these shallow games even): the tuned one from this start.
+    let start = d.join("start-search.txt");
+    std::fs::write(&start, "policy=0\n").unwrap();
     let args = [
         "--engine",
         &engine,
@@ -80,6 +85,8 @@ fn real_run(d: &Path, out: &Path, set: &[(&str, &str)], extra: &[&str]) -> Vec<S
         "5000",
         "--openings",
         book.to_str().unwrap(),
+        "--search",
+        start.to_str().unwrap(),
         "--space",
         "plus",
         "--steps",
@@ -123,7 +130,7 @@ fn a_run_against_a_real_engine_follows_the_spsa_arithmetic() {
     let records = steps(&out);
     assert_eq!(records.len(), 3, "{records:?}");
 
-    let (w0, sp0) = (*Weights::built(), SearchParams::default());
+    let (w0, sp0) = (*Weights::built(), caro_engine::bot::level_params());
     let space = Space::named("plus").unwrap();
     let mut tuner = Spsa::new(space.params(&w0, &sp0, 0.05), 3);
     for (k, r) in records.iter().enumerate() {

@@ -6,7 +6,8 @@
 //! ([`Engine::set_search_params`](super::Engine::set_search_params)) so that tuning by play
 //! (`spsa`) can pit two sets against each other in one process.
 
-/// See the module docs; the defaults are the SPSA run's, rounded.
+/// See the module docs; the defaults are the SPSA run's, rounded, but for `policy`, chosen by
+/// play against Rapfi (docs/engine.md, "A move ordering learnt from Rapfi's moves").
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SearchParams {
     /// Late move reductions: `ln(depth) * ln(index) * lmr_k + lmr_base` plies.
@@ -40,8 +41,9 @@ pub struct SearchParams {
     /// The threat-space search's share of a timed move, in sixteenths.
     pub vct_sixteenths: u32,
     /// The learnt ordering's share of a quiet move's ordering score, in sixteenths
-    /// ([`policy`](super::policy)): 0 orders quiet moves by the cell values alone, 16 by the
-    /// learnt scores alone.
+    /// ([`policy`](super::policy)): 0 orders quiet moves by the cell values alone, 16 (the
+    /// default since 2026-11-29) by the learnt scores alone. The bot levels keep 0
+    /// ([`level_params`](crate::bot::level_params)).
     pub policy: i32,
 }
 
@@ -62,7 +64,7 @@ impl Default for SearchParams {
             killers: [248, 201],
             aspiration: 152,
             vct_sixteenths: 5,
-            policy: 0,
+            policy: 16,
         }
     }
 }
