@@ -42,6 +42,7 @@ async fn main() {
         max_depth: 64,
         time: Duration::from_millis(1000),
         blunder: 0.0,
+        search: caro_engine::bot::level_params(),
     };
     let mut levels = IndexMap::new();
     levels.insert(

@@ -24,12 +24,10 @@ thread_local! {
     static ENGINE: Cell<Option<Engine>> = const { Cell::new(None) };
 }
 
-/// A search thread's engine: the levels' search numbers ([`bot::level_params`]), for the bots
-/// and for the analysis alike.
+/// A search thread's engine. Each search sets the numbers it searches with: a bot its level's
+/// ([`Level::search`](bot::Level::search)), an analysis [`bot::level_params`].
 fn new_engine() -> Engine {
-    let mut engine = Engine::new(TT_MB);
-    engine.set_search_params(&bot::level_params());
-    engine
+    Engine::new(TT_MB)
 }
 
 /// One bot move on a search thread, with the thread's engine (created on its first search):
@@ -66,6 +64,9 @@ pub(super) fn analyse(
     let mut engine = ENGINE.take().unwrap_or_else(new_engine);
     engine.clear();
     engine.set_threads(threads);
+    // The numbers the analysis was checked with (docs/bots.md), whichever level's bot searched
+    // on this thread last.
+    engine.set_search_params(&bot::level_params());
     let limits = caro_engine::search::Limits {
         max_depth: 64,
         time: None,
@@ -191,6 +192,7 @@ mod tests {
             max_depth: 3,
             time: Duration::from_secs(5),
             blunder: 0.0,
+            search: bot::level_params(),
         };
         let game = |rules: Rules| {
             let mut b = Board::new(rules);
@@ -224,5 +226,58 @@ mod tests {
             [false, true],
             "created by the first search, reused by the second"
         );
+    }
+
+    /// A level's search numbers go with its moves only: after a bot that orders quiet moves by
+    /// the learnt table searched on a thread, the bot's engine has its level's numbers, and an
+    /// analysis there searches with the levels' numbers ([`bot::level_params`]): the same
+    /// nodes, move and score as an engine of its own with them.
+    #[tokio::test]
+    async fn each_search_sets_its_own_numbers() {
+        let threads = SearchThreads::new(1, 0);
+        let mut board = Board::new(Rules::caro_default());
+        for (x, y) in [(7, 7), (8, 8), (7, 8), (6, 6), (9, 7)] {
+            board.play(Move::new(x, y));
+        }
+        const NODES: u64 = 20_000;
+        let expected = {
+            let mut engine = Engine::new(TT_MB);
+            engine.set_search_params(&bot::level_params());
+            let limits = caro_engine::search::Limits {
+                max_depth: 64,
+                time: None,
+                time_max: None,
+                nodes: Some(NODES),
+            };
+            let r = engine
+                .search(&board, &limits, &AtomicBool::new(false), &mut |_| {})
+                .expect("a move");
+            (r.nodes, r.best, r.score)
+        };
+        let learnt = Level {
+            style: Style::Full,
+            max_depth: 4,
+            time: Duration::from_secs(5),
+            blunder: 0.0,
+            search: caro_engine::search::params::SearchParams::default(),
+        };
+        assert_ne!(learnt.search, bot::level_params(), "another ordering");
+        let (params, analysed) = threads
+            .handle()
+            .spawn_blocking(move || {
+                think(learnt, 1, &board, &AtomicBool::new(false), &mut |_| {}, 1);
+                let engine = ENGINE.take().expect("kept");
+                let params = *engine.search_params();
+                ENGINE.set(Some(engine));
+                let r = analyse(&board, NODES, &AtomicBool::new(false), 1).expect("a move");
+                (params, (r.nodes, r.best, r.score))
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            params, learnt.search,
+            "the bot searched with its level's numbers"
+        );
+        assert_eq!(analysed, expected);
     }
 }

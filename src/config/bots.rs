@@ -10,8 +10,9 @@ mod outside;
 use std::sync::Arc;
 use std::time::Duration;
 
-use caro_engine::bot::{Level, Style};
+use caro_engine::bot::{self, Level, Style};
 use caro_engine::search::negamax::MAX_THREADS;
+use caro_engine::search::params::SearchParams;
 use caro_engine::{GameKind, Rules};
 use indexmap::IndexMap;
 use serde::Deserialize;
@@ -138,6 +139,9 @@ pub struct RawBot {
     pub time_ms: Option<u64>,
     /// Blunder probability. Built-in only.
     pub blunder: Option<f64>,
+    /// Whether quiet moves are ordered by the learnt table (the engine's default) rather than
+    /// by the cell values (default false). Built-in `full` levels only.
+    pub learnt_ordering: Option<bool>,
     /// The outside engine's program: a path, or a bare name looked up on `PATH`.
     pub command: Option<String>,
     /// Its arguments.
@@ -293,6 +297,7 @@ fn level(name: String, b: RawBot) -> Result<BotConfig, ConfigError> {
             ("style", b.style.is_some()),
             ("max_depth", b.max_depth.is_some()),
             ("blunder", b.blunder.is_some()),
+            ("learnt_ordering", b.learnt_ordering.is_some()),
         ] {
             if set {
                 return Err(invalid(
@@ -370,11 +375,22 @@ fn builtin(key: &dyn Fn(&str) -> String, b: &RawBot, time_ms: u64) -> Result<Lev
     if !(0.0..=1.0).contains(&blunder) {
         return Err(invalid(key("blunder"), "must be in 0..=1"));
     }
+    let search = match (b.learnt_ordering, style) {
+        (Some(true), Style::Full) => SearchParams::default(),
+        (Some(_), Style::Classic) => {
+            return Err(invalid(
+                key("learnt_ordering"),
+                "belongs to the full search (style = \"full\"); the classic search has no ordering to learn",
+            ))
+        }
+        (Some(false) | None, _) => bot::level_params(),
+    };
     Ok(Level {
         style,
         max_depth,
         time: Duration::from_millis(time_ms),
         blunder,
+        search,
     })
 }
 
@@ -467,6 +483,35 @@ mod tests {
             ),
             "bots.x.blunder: must be in 0..=1"
         );
+        assert_eq!(
+            err(
+                "[bots.x]\ndescription=\"\"\ngames=[\"caro\"]\nstyle=\"classic\"\nmax_depth=1\n\
+                 time_ms=5\nlearnt_ordering=true\n"
+            ),
+            "bots.x.learnt_ordering: belongs to the full search (style = \"full\"); the classic \
+             search has no ordering to learn"
+        );
+    }
+
+    /// `learnt_ordering` chooses the level's search numbers: the engine's default (the learnt
+    /// table) when true, the levels' (the cell values' order) when false or absent.
+    #[test]
+    fn learnt_ordering_chooses_the_search_numbers() {
+        let search = |extra: &str| {
+            let text = format!(
+                "[bots.x]\ndescription=\"\"\ngames=[\"caro\"]\nmax_depth=3\ntime_ms=5\n{extra}"
+            );
+            let c = Config::from_toml(&text).unwrap();
+            match &c.bots["x"].engine {
+                BotEngine::Builtin(level) => level.search,
+                BotEngine::Outside(_) => panic!("a built-in level"),
+            }
+        };
+        assert_eq!(search(""), bot::level_params());
+        assert_eq!(search("learnt_ordering=false\n"), bot::level_params());
+        assert_eq!(search("learnt_ordering=true\n"), SearchParams::default());
+        assert_eq!(bot::level_params().policy, 0);
+        assert_ne!(SearchParams::default().policy, 0);
     }
 
     #[test]

@@ -42,14 +42,19 @@ pub struct Level {
     pub time: Duration,
     /// Probability in `0.0..=1.0` of playing a weaker candidate instead of the best move.
     pub blunder: f64,
+    /// The full search's tunable numbers, given to the bot's engine
+    /// ([`Engine::set_search_params`]): [`level_params`] for a level that orders quiet moves by
+    /// the cell values, [`SearchParams::default`] for one that takes the learnt table (the
+    /// server's `learnt_ordering` key). Unused by the classic style.
+    pub search: SearchParams,
 }
 
 /// The search numbers the bot levels are calibrated with: [`SearchParams::default`], but quiet
-/// moves ordered by the cell values alone (`policy` 0), as when the ladder of docs/strength.md
-/// was measured. The learnt ordering, the engine's default since, was chosen against Rapfi at
-/// full strength and has not been measured on the ladder: the server's engines and
-/// `scripts/ladder`'s levels search with these numbers, so a level keeps its strength. A bot
-/// searches with whatever numbers its engine has ([`Engine::set_search_params`]).
+/// moves ordered by the cell values alone (`policy` 0), as when most of the ladder of
+/// docs/strength.md was measured. The learnt ordering, the engine's default since, was chosen
+/// against Rapfi at full strength; a level takes it with [`SearchParams::default`] as its
+/// [`Level::search`] (the server's `learnt_ordering` key, docs/bots.md), once the ladder has
+/// measured it so.
 pub fn level_params() -> SearchParams {
     SearchParams {
         policy: 0,
@@ -75,18 +80,16 @@ impl Bot {
 
     /// A bot for `level` whose engine's transposition table uses about `tt_mb` MiB.
     pub fn with_table(level: Level, seed: u64, tt_mb: usize) -> Bot {
-        Bot {
-            level,
-            engine: Engine::new(tt_mb),
-            rng: SmallRng::seed_from_u64(seed),
-        }
+        Bot::with_engine(level, seed, Engine::new(tt_mb))
     }
 
     /// A bot for `level` that searches with `engine`, a used one welcome: its tables are aged,
     /// not cleared, so what it learnt on earlier moves (of this game or another) still helps.
     /// This is how the server reuses one engine per search slot instead of allocating its
-    /// tables for every move; [`Bot::into_engine`] gives the engine back.
-    pub fn with_engine(level: Level, seed: u64, engine: Engine) -> Bot {
+    /// tables for every move; [`Bot::into_engine`] gives the engine back. The engine searches
+    /// with the level's numbers ([`Level::search`]) from now on.
+    pub fn with_engine(level: Level, seed: u64, mut engine: Engine) -> Bot {
+        engine.set_search_params(&level.search);
         Bot {
             level,
             engine,
@@ -208,6 +211,7 @@ mod tests {
             max_depth: 4,
             time: Duration::from_secs(5),
             blunder,
+            search: level_params(),
         }
     }
 
@@ -282,6 +286,7 @@ mod tests {
             max_depth: 3,
             time: Duration::from_millis(15),
             blunder,
+            search: level_params(),
         };
         let mut games: Vec<Rules> = Rule::ALL
             .iter()
@@ -319,6 +324,7 @@ mod tests {
             max_depth: 4,
             time: Duration::from_secs(5),
             blunder: 0.0,
+            search: level_params(),
         };
         let stones = [(3, 3), (4, 3), (4, 4), (5, 5), (3, 5)];
         let mut engine = Some(Engine::new(1));

@@ -26,12 +26,14 @@ fn play(rules: Rules, opening: &str, full_plays: Player) -> (Status, usize) {
         max_depth: 9,
         time: Duration::from_secs(3600),
         blunder: 0.0,
+        search: caro_engine::bot::level_params(),
     };
     let classic = Level {
         style: Style::Classic,
         max_depth: 4,
         time: Duration::from_secs(3600),
         blunder: 0.0,
+        search: caro_engine::bot::level_params(),
     };
     let mut bots = [Bot::new(full, 1), Bot::new(classic, 2)];
     let mut board = Board::new(rules);

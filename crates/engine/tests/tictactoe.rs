@@ -15,6 +15,7 @@ fn top() -> Level {
         max_depth: 64,
         time: Duration::from_secs(10),
         blunder: 0.0,
+        search: caro_engine::bot::level_params(),
     }
 }
 

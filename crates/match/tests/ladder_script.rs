@@ -16,8 +16,9 @@ const CARO_MATCH: &str = env!("CARGO_BIN_EXE_caro-match");
 const FAKE: &str = env!("CARGO_BIN_EXE_fake-pbrain");
 
 /// A config with the shapes the script must handle: a blundering level, a depth-only level
-/// without `style` and `blunder` (their defaults), a tic-tac-toe-only level (skipped), the
-/// classic anchor, and keys the script ignores.
+/// without `style` and `blunder` (their defaults) that orders quiet moves by the learnt table
+/// (`learnt_ordering`), a tic-tac-toe-only level (skipped), the classic anchor, and keys the
+/// script ignores.
 const CONFIG: &str = r#"
 [server]
 bind = "127.0.0.1:0"
@@ -41,6 +42,7 @@ description = "strong"
 games = ["caro"]
 max_depth = 2
 time_ms = 40
+learnt_ordering = true
 
 [bots.classic]
 description = "anchor"
@@ -96,7 +98,8 @@ fn dry_run_prints_the_schedule() {
         )
     };
     let weak = "--depth 1 --time-ms 20 --blunder 0.25 --seed 7 --search policy=0";
-    let strong = "--depth 2 --time-ms 40 --blunder 0 --seed 7 --search policy=0";
+    // Levels search with the cell values' order (`--search policy=0`) unless learnt_ordering.
+    let strong = "--depth 2 --time-ms 40 --blunder 0 --seed 7";
     let classic = "--style classic --depth 1";
     // Turn times: max(t * 10 / 9, t + 30) of the slower level, so that its own budget binds.
     let expected = [
@@ -327,7 +330,10 @@ fn a_tiny_ladder_of_real_levels() {
     ]));
     let md = check_output(&out, &["novice", "weak", "strong", "classic"], 5, 2);
     assert!(
-        md.contains("| strong | `--depth 2 --time-ms 40 --blunder 0 --seed 1 --search policy=0` "),
+        md.contains(
+            "| strong | `--depth 2 --time-ms 40 --blunder 0 --seed 1` (full, depth 2, 40 ms, \
+             blunder 0, learnt ordering) | "
+        ),
         "{md}"
     );
 }

@@ -73,6 +73,7 @@ fn main() {
                 max_depth: depth,
                 time: NO_TIME_CAP,
                 blunder: 0.0,
+                search: SearchParams::default(),
             },
             seed: 1,
             nodes: None,
@@ -211,17 +212,19 @@ impl LevelArgs {
         let time = self
             .time_ms
             .map_or(NO_TIME_CAP, |ms| Duration::from_millis(ms).min(NO_TIME_CAP));
+        let tuning = self.tuning.tuning();
         Options {
             level: Level {
                 style,
                 max_depth,
                 time,
                 blunder: self.blunder,
+                search: tuning.search,
             },
             seed: self.seed,
             nodes: self.nodes,
             threads: self.threads as usize,
-            tuning: self.tuning.tuning(),
+            tuning,
         }
     }
 }
@@ -967,6 +970,7 @@ mod tests {
                 max_depth: 6,
                 time: Duration::from_millis(250),
                 blunder: 0.25,
+                search: SearchParams::default(),
             }
         );
         assert_eq!((o.seed, o.nodes), (9, None));

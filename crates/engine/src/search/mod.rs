@@ -160,9 +160,14 @@ impl Engine {
     }
 
     /// Searches with `params` from now on instead of [`params::SearchParams::default`] (for
-    /// tuning by play, as [`Engine::set_weights`]).
+    /// tuning by play, as [`Engine::set_weights`], and for a bot level's own numbers).
     pub fn set_search_params(&mut self, params: &params::SearchParams) {
         self.searcher.params = *params;
+    }
+
+    /// The numbers the engine searches with ([`Engine::set_search_params`]).
+    pub fn search_params(&self) -> &params::SearchParams {
+        &self.searcher.params
     }
 
     /// Gives the engine a transposition table of about `tt_mb` MiB, forgetting what it learnt;

@@ -43,7 +43,8 @@ pub struct SearchParams {
     /// The learnt ordering's share of a quiet move's ordering score, in sixteenths
     /// ([`policy`](super::policy)): 0 orders quiet moves by the cell values alone, 16 (the
     /// default since 2026-11-29) by the learnt scores alone. The bot levels keep 0
-    /// ([`level_params`](crate::bot::level_params)).
+    /// ([`level_params`](crate::bot::level_params)) unless the server's config gives them
+    /// `learnt_ordering`.
     pub policy: i32,
 }
 
