@@ -491,6 +491,11 @@ mod tests {
             "bots.x.learnt_ordering: belongs to the full search (style = \"full\"); the classic \
              search has no ordering to learn"
         );
+        assert_eq!(
+            err("[bots.x]\ndescription=\"\"\ncommand=\"/bin/true\"\ntime_ms=5\nlearnt_ordering=true\n"),
+            "bots.x.learnt_ordering: belongs to built-in levels; this level is an outside engine \
+             (it has command)"
+        );
     }
 
     /// `learnt_ordering` chooses the level's search numbers: the engine's default (the learnt
