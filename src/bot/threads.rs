@@ -67,15 +67,19 @@ pub(super) fn analyse(
     // The numbers the analysis was checked with (docs/bots.md), whichever level's bot searched
     // on this thread last.
     engine.set_search_params(&bot::level_params());
-    let limits = caro_engine::search::Limits {
+    let result = engine.search(board, &analysis_limits(nodes), stop, &mut |_| {});
+    ENGINE.set(Some(engine));
+    result
+}
+
+/// An analysis search's limits: `nodes` nodes, no clock.
+fn analysis_limits(nodes: u64) -> caro_engine::search::Limits {
+    caro_engine::search::Limits {
         max_depth: 64,
         time: None,
         time_max: None,
         nodes: Some(nodes),
-    };
-    let result = engine.search(board, &limits, stop, &mut |_| {});
-    ENGINE.set(Some(engine));
-    result
+    }
 }
 
 /// The search threads: a tokio runtime used only for its blocking pool (see the module docs for
@@ -243,14 +247,13 @@ mod tests {
         let expected = {
             let mut engine = Engine::new(TT_MB);
             engine.set_search_params(&bot::level_params());
-            let limits = caro_engine::search::Limits {
-                max_depth: 64,
-                time: None,
-                time_max: None,
-                nodes: Some(NODES),
-            };
             let r = engine
-                .search(&board, &limits, &AtomicBool::new(false), &mut |_| {})
+                .search(
+                    &board,
+                    &analysis_limits(NODES),
+                    &AtomicBool::new(false),
+                    &mut |_| {},
+                )
                 .expect("a move");
             (r.nodes, r.best, r.score)
         };
