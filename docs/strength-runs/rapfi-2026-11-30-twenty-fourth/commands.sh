@@ -19,7 +19,16 @@ scripts/field-ab --caro-match $S23/caro-match --opponent $O/pbrain-rapfi --oppon
 scripts/field-ab ... --out ab --runs 1 --seeds 65,...,69 --report "base=..." "lean=..." > report.md
 scripts/field-ab ... --out ab --runs 1 --seeds 65,...,68 --report "base=..." "refit=..." >> report.md
 
+# Self-play under caro, the learnt ordering (policy 16, the default) against policy 0, the same
+# binary, run on from the twenty-third session's undecided one with a new seed; stopped for the
+# clock after 309 games (the run was killed, so it wrote no summary.json).
+$S23/caro-match play --engine1 "$S23/pbrain-caro" --engine2 "$S23/pbrain-caro --search policy=0" \
+    --name1 p16 --name2 p0 --rule caro --size 15 --turn-ms 200 --games 2000 \
+    --openings data/openings/caro15.txt --concurrency 2 --sprt 0,20,0.05,0.05 \
+    --seed 241 --out sprt-caro -q
+
 # null-place.patch (not on main): the learnt place terms read the last two stones by the side to
 # move below a null move (Position::last_stones). `pbrain-caro bench` reads the same 105,287
 # nodes at depth 10; `bench 12` 349,104 against 315,395. Not measured in play.
-# (kept: ab/*/r1-s*/summary.json and games.jsonl.gz, report.md, refit-fit.log, policy-refit.txt)
+# (kept: ab/*/r1-s*/summary.json and games.jsonl.gz, report.md, refit-fit.log, policy-refit.txt,
+# sprt-caro/games.jsonl.gz)
