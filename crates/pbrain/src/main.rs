@@ -79,7 +79,7 @@ fn main() {
             nodes: None,
             threads: 1,
             // The level's flags conflict with the subcommand: nothing tunes the classic search.
-            tuning: Tuning::default(),
+            weights: None,
         }),
         None => serve(cli.level.options()),
     }
@@ -224,7 +224,7 @@ impl LevelArgs {
             seed: self.seed,
             nodes: self.nodes,
             threads: self.threads as usize,
-            tuning,
+            weights: tuning.weights,
         }
     }
 }
@@ -263,8 +263,8 @@ struct Options {
     nodes: Option<u64>,
     /// `--threads`: search threads until `INFO thread_num` says otherwise.
     threads: usize,
-    /// `--weights` and `--search`.
-    tuning: Tuning,
+    /// `--weights` (the `--search` numbers are the level's, `Level::search`).
+    weights: Option<Weights>,
 }
 
 impl Tuning {
@@ -410,7 +410,11 @@ fn thread_count(n: u64, available: usize) -> usize {
 
 impl Brain {
     fn new(options: Options) -> Brain {
-        let engine = options.tuning.engine(DEFAULT_TT_MB);
+        let tuning = Tuning {
+            weights: options.weights,
+            search: options.level.search,
+        };
+        let engine = tuning.engine(DEFAULT_TT_MB);
         let mut bot = Bot::with_engine(options.level, options.seed, engine);
         bot.set_threads(options.threads);
         Brain {
