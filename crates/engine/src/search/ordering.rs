@@ -103,7 +103,10 @@ impl Run<'_> {
         let (policy, tactical) = (self.params.policy, self.params.tactical);
         let order = pos.order();
         // The learnt place terms, by difference from the opponent's last stone and from ours
-        // (a stone that is not there is out of every reach).
+        // (a stone that is not there is out of every reach). Read off the last two stones
+        // placed: below a null move that is the wrong way round (the side to move placed the
+        // last one), and reading them by the side to move instead lost in self-play (-25.9
+        // Elo [-56.6, +4.5], H0; docs/engine.md, "Changes accepted by SPRT"), so it stays.
         let near = &self.near[..];
         let centre = (near.len() / 2) as isize;
         let history = pos.history();
