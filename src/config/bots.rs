@@ -139,8 +139,9 @@ pub struct RawBot {
     pub time_ms: Option<u64>,
     /// Blunder probability. Built-in only.
     pub blunder: Option<f64>,
-    /// Whether quiet moves are ordered by the learnt table (the engine's default) rather than
-    /// by the cell values (default false). Built-in `full` levels only.
+    /// Whether the level searches with the engine's own numbers (quiet moves ordered by the
+    /// learnt table) rather than with the levels' (`bot::level_params`: the cell values'
+    /// order; default false). Built-in `full` levels only.
     pub learnt_ordering: Option<bool>,
     /// The outside engine's program: a path, or a bare name looked up on `PATH`.
     pub command: Option<String>,

@@ -49,16 +49,31 @@ pub struct Level {
     pub search: SearchParams,
 }
 
-/// The search numbers the bot levels are calibrated with: [`SearchParams::default`], but quiet
-/// moves ordered by the cell values alone (`policy` 0), as when most of the ladder of
+/// The search numbers the bot levels are calibrated with: those of the SPSA run of 2026-11-27,
+/// with quiet moves ordered by the cell values alone (`policy` 0), as when the ladder of
 /// docs/strength.md was measured. The learnt ordering, the engine's default since, was chosen
-/// against Rapfi at full strength; a level takes it with [`SearchParams::default`] as its
+/// at full strength against Rapfi; a level takes it with [`SearchParams::default`] as its
 /// [`Level::search`] (the server's `learnt_ordering` key, docs/bots.md), once the ladder has
-/// measured it so.
+/// measured it so. Spelt out rather than derived from the default, so that a change of the
+/// engine's numbers never moves the levels unmeasured (`pbrain-caro --level-numbers` plays
+/// them for the ladder).
 pub fn level_params() -> SearchParams {
     SearchParams {
+        lmr_k: 0.68,
+        lmr_base: 0.87,
+        lmp_base: 1,
+        lmp_quarters: 4,
+        nmp_depth: 3,
+        nmp_base: 2,
+        nmp_div: 4,
+        rfp_depth: 4,
+        rfp_margin: 198,
+        tactical: 320,
+        defence: 13,
+        killers: [248, 201],
+        aspiration: 152,
+        vct_sixteenths: 5,
         policy: 0,
-        ..SearchParams::default()
     }
 }
 

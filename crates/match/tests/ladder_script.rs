@@ -97,8 +97,9 @@ fn dry_run_prints_the_schedule() {
              --quiet --openings {openings}\n"
         )
     };
-    let weak = "--depth 1 --time-ms 20 --blunder 0.25 --seed 7 --search policy=0";
-    // Levels search with the cell values' order (`--search policy=0`) unless learnt_ordering.
+    let weak = "--depth 1 --time-ms 20 --blunder 0.25 --seed 7 --level-numbers";
+    // Levels search with their own numbers and the cell values' order (`--level-numbers`)
+    // unless learnt_ordering.
     let strong = "--depth 2 --time-ms 40 --blunder 0 --seed 7";
     let classic = "--style classic --depth 1";
     // Turn times: max(t * 10 / 9, t + 30) of the slower level, so that its own budget binds.
@@ -250,7 +251,7 @@ fn a_whole_ladder_with_the_fake_engine() {
     // engine's margin for classic, which has no clock of its own.
     assert!(
         md.contains(
-            "| weak | `--depth 1 --time-ms 20 --blunder 0.25 --seed 1 --search policy=0` (full, \
+            "| weak | `--depth 1 --time-ms 20 --blunder 0.25 --seed 1 --level-numbers` (full, \
              depth 1, 20 ms, blunder 0.25) | 20 ms, "
         ),
         "{md}"

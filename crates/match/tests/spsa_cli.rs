@@ -130,7 +130,12 @@ fn a_run_against_a_real_engine_follows_the_spsa_arithmetic() {
     let records = steps(&out);
     assert_eq!(records.len(), 3, "{records:?}");
 
-    let (w0, sp0) = (*Weights::built(), caro_engine::bot::level_params());
+    // The run's start: the engine's numbers with `policy` 0 (`start-search.txt`).
+    let sp0 = SearchParams {
+        policy: 0,
+        ..Default::default()
+    };
+    let w0 = *Weights::built();
     let space = Space::named("plus").unwrap();
     let mut tuner = Spsa::new(space.params(&w0, &sp0, 0.05), 3);
     for (k, r) in records.iter().enumerate() {

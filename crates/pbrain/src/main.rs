@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use caro_engine::bot::{Bot, Level, Style};
+use caro_engine::bot::{self, Bot, Level, Style};
 use caro_engine::positions::{bench_boards, short_id, BENCH_DEPTH};
 use caro_engine::rules::{MAX_SIZE, MIN_CARO_SIZE};
 use caro_engine::search::negamax::MAX_THREADS;
@@ -171,6 +171,12 @@ struct TuningArgs {
     /// `--search lmr_k=0.7`; may be given many times.
     #[arg(long = "search", value_name = "NAME=VALUE", value_parser = search_number)]
     search: Vec<(String, f64)>,
+    /// Start from the bot levels' numbers (`caro_engine::bot::level_params`: quiet moves
+    /// ordered by the cell values, the numbers the ladder was measured with) instead of the
+    /// engine's; `--search` flags still apply over them. Plays as a server level without
+    /// `learnt_ordering`.
+    #[arg(long)]
+    level_numbers: bool,
 }
 
 /// `--weights`: the file, read and parsed.
@@ -230,9 +236,14 @@ impl LevelArgs {
 }
 
 impl TuningArgs {
-    /// `--weights` and `--search`, later `--search` flags over earlier ones.
+    /// `--weights` and `--search` (over `--level-numbers`), later `--search` flags over
+    /// earlier ones.
     fn tuning(&self) -> Tuning {
-        let mut search = SearchParams::default();
+        let mut search = if self.level_numbers {
+            bot::level_params()
+        } else {
+            SearchParams::default()
+        };
         for (name, value) in &self.search {
             let known = spsa::set_search(&mut search, name, *value);
             debug_assert!(known, "checked by search_number");
@@ -937,6 +948,23 @@ mod tests {
             })) => assert_eq!(tuning.search, [("lmr_k".to_string(), 0.5)]),
             other => panic!("{other:?}"),
         }
+        // A level's numbers, with a flag over them.
+        match mode(&[
+            "pbrain-caro",
+            "bench",
+            "--level-numbers",
+            "--search",
+            "lmr_k=0.5",
+        ]) {
+            Ok(Some(Mode::Bench { tuning, .. })) => assert_eq!(
+                tuning.tuning().search,
+                SearchParams {
+                    lmr_k: 0.5,
+                    ..bot::level_params()
+                }
+            ),
+            other => panic!("{other:?}"),
+        }
         for bad in [
             &["pbrain-caro", "bench", "zero"][..],
             &["pbrain-caro", "classic", "0"],
@@ -982,6 +1010,10 @@ mod tests {
         assert_eq!((o.nodes, o.level.max_depth), (Some(60_000), FULL_DEPTH));
         assert_eq!(o.threads, 1);
         assert_eq!(options(&["--threads", "2"]).unwrap().threads, 2);
+        // A server level without `learnt_ordering`, as scripts/ladder plays it.
+        let o = options(&["--depth", "5", "--level-numbers"]).unwrap();
+        assert_eq!(o.level.search, bot::level_params());
+        assert_ne!(o.level.search, SearchParams::default());
         let o = options(&["--depth", "6", "--seed", "2", "--depth=3"]).unwrap();
         assert_eq!((o.level.max_depth, o.seed), (3, 2), "the last value wins");
         let o = options(&["--style", "classic"]).unwrap();
