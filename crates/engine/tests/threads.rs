@@ -58,10 +58,10 @@ fn assert_legal(board: &Board, r: &SearchResult, what: &str) {
 #[test]
 fn one_thread_is_the_single_threaded_search() {
     let expected = [
-        (58_370, "4,12"),
-        (15_477, "3,6"),
-        (11_346, "2,7"),
-        (20_094, "10,11"),
+        (54_438, "4,12"),
+        (12_047, "3,6"),
+        (5_206, "8,1"),
+        (11_439, "10,11"),
     ];
     let stop = AtomicBool::new(false);
     for ((id, board), (nodes, best)) in bench_boards().into_iter().zip(expected) {

@@ -1,13 +1,17 @@
 //! The main search's tunable numbers: how much it reduces and prunes, what it calls a quiet
 //! move, how it orders moves, its aspiration window and the threat-space search's share of the
 //! clock. [`SearchParams::default`] holds the values the engine plays with: the SPSA run over
-//! these numbers of 2026-11-27 (docs/engine.md, "Tuning by play: SPSA"), from the constants
-//! each chosen by an SPRT before ("Changes accepted by SPRT"); an engine can be given others
+//! these numbers of 2026-12-01 with the learnt ordering, from those of the run of 2026-11-27,
+//! which started from the constants each chosen by an SPRT before (docs/engine.md, "Tuning by
+//! play: SPSA", and "Changes accepted by SPRT"); the bot levels keep the numbers of 2026-11-27
+//! ([`level_params`](crate::bot::level_params)), which they were calibrated with. An engine can
+//! be given others
 //! ([`Engine::set_search_params`](super::Engine::set_search_params)) so that tuning by play
 //! (`spsa`) can pit two sets against each other in one process.
 
-/// See the module docs; the defaults are the SPSA run's, rounded, but for `policy`, chosen by
-/// play against Rapfi (docs/engine.md, "A move ordering learnt from Rapfi's moves").
+/// See the module docs; the defaults are the second SPSA run's, rounded (`policy` was chosen by
+/// play against Rapfi at 16 before it, docs/engine.md, "A move ordering learnt from Rapfi's
+/// moves", and the run moved it to 15).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SearchParams {
     /// Late move reductions: `ln(depth) * ln(index) * lmr_k + lmr_base` plies.
@@ -41,8 +45,9 @@ pub struct SearchParams {
     /// The threat-space search's share of a timed move, in sixteenths.
     pub vct_sixteenths: u32,
     /// The learnt ordering's share of a quiet move's ordering score, in sixteenths
-    /// ([`policy`](super::policy)): 0 orders quiet moves by the cell values alone, 16 (the
-    /// default since 2026-11-29) by the learnt scores alone. The bot levels keep 0
+    /// ([`policy`](super::policy)): 0 orders quiet moves by the cell values alone, 16 by the
+    /// learnt scores alone (the default from 2026-11-29; 15 since 2026-12-01, a sixteenth of
+    /// the cell values blended in). The bot levels keep 0
     /// ([`level_params`](crate::bot::level_params)) unless the server's config gives them
     /// `learnt_ordering`.
     pub policy: i32,
@@ -51,21 +56,21 @@ pub struct SearchParams {
 impl Default for SearchParams {
     fn default() -> SearchParams {
         SearchParams {
-            lmr_k: 0.68,
-            lmr_base: 0.87,
+            lmr_k: 0.69109,
+            lmr_base: 0.855065,
             lmp_base: 1,
-            lmp_quarters: 4,
+            lmp_quarters: 2,
             nmp_depth: 3,
             nmp_base: 2,
             nmp_div: 4,
             rfp_depth: 4,
-            rfp_margin: 198,
-            tactical: 320,
-            defence: 13,
-            killers: [248, 201],
-            aspiration: 152,
-            vct_sixteenths: 5,
-            policy: 16,
+            rfp_margin: 189,
+            tactical: 307,
+            defence: 14,
+            killers: [246, 187],
+            aspiration: 143,
+            vct_sixteenths: 4,
+            policy: 15,
         }
     }
 }
