@@ -1,6 +1,6 @@
 # The twenty-sixth session's run (2026-12-01), from the repository at 7fc321a: the search's
 # numbers tuned again by self-play, with the learnt ordering, then the result played against
-# the defaults. BASE holds caro-match and pbrain-caro built in release from 7fc321a.
+# the defaults (made the default at f841946). BASE holds caro-match and pbrain-caro built in release from 7fc321a.
 S=docs/strength-runs/sprt-2026-12-01-twenty-sixth
 
 # SPSA over the sixteen search numbers (space `search`) from SearchParams::default() of
@@ -23,5 +23,14 @@ $BASE/caro-match play --engine1 "$BASE/pbrain-caro $(echo $SPSA)" --engine2 $BAS
 # Stopped by hand after 1,024 games (511 complete pairs) for the session's clock,
 # undecided (LLR 0.79); sprt/summary.json is `caro-match score --json` of its games.
 
-# Score the record again with:
-$BASE/caro-match score $S/sprt/games.jsonl.gz --sprt 0,20,0.05,0.05
+# Run on with a new seed, the same engines:
+$BASE/caro-match play --engine1 "$BASE/pbrain-caro $(echo $SPSA)" --engine2 $BASE/pbrain-caro \
+    --name1 spsa2 --name2 main --rule freestyle --size 15 --turn-ms 200 --games 2000 \
+    --openings data/openings/freestyle15-v3.txt --concurrency 2 --sprt 0,20,0.05,0.05 \
+    --seed 262 --out sprt2 -q
+# Stopped by hand after 289 games. The two runs pooled crossed the H1 bound (LLR 2.968) at
+# game 1,252: the first run's 1,024 games and the first 228 of the second, in file order:
+#   caro-match score sprt/games.jsonl.gz <(zcat sprt2/games.jsonl.gz | head -228) --sprt 0,20,0.05,0.05
+
+# Score the records again with:
+$BASE/caro-match score $S/sprt/games.jsonl.gz $S/sprt2/games.jsonl.gz --sprt 0,20,0.05,0.05
