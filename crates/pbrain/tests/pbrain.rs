@@ -534,7 +534,7 @@ fn weights_and_search_numbers_come_from_the_command_line() {
     let plain = depth_seven(&[]);
     let same = Scratch::new("same.txt", built);
     assert_eq!(depth_seven(&["--weights", same.path()]), plain);
-    let defaults = "--search=lmp_quarters=4";
+    let defaults = "--search=lmp_quarters=2";
     assert_eq!(depth_seven(&[defaults]), plain);
     let zero_plus: String = built
         .lines()
@@ -648,7 +648,7 @@ fn bench_searches_with_the_tuning_flags() {
         include_str!("../../engine/src/search/weights.txt"),
     );
     assert_eq!(
-        nodes(&["--weights", same.path(), "--search", "lmp_quarters=4"]),
+        nodes(&["--weights", same.path(), "--search", "lmp_quarters=2"]),
         plain
     );
     assert_ne!(nodes(&["--search", "lmp_quarters=12"]), plain);

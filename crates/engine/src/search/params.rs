@@ -9,9 +9,9 @@
 //! ([`Engine::set_search_params`](super::Engine::set_search_params)) so that tuning by play
 //! (`spsa`) can pit two sets against each other in one process.
 
-/// See the module docs; the defaults are the second SPSA run's, rounded (`policy` was chosen by
-/// play against Rapfi at 16 before it, docs/engine.md, "A move ordering learnt from Rapfi's
-/// moves", and the run moved it to 15).
+/// See the module docs; the defaults are the second SPSA run's, whole numbers rounded
+/// (`policy` was chosen by play against Rapfi at 16 before it, docs/engine.md, "A move
+/// ordering learnt from Rapfi's moves", and the run moved it to 15).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SearchParams {
     /// Late move reductions: `ln(depth) * ln(index) * lmr_k + lmr_base` plies.
