@@ -12,6 +12,8 @@ use std::sync::mpsc::{self, Receiver};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use caro_engine::search::params::SearchParams;
+
 /// How long any single reply may take. The engine is told `timeout_turn` of at most 1 s.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -534,8 +536,12 @@ fn weights_and_search_numbers_come_from_the_command_line() {
     let plain = depth_seven(&[]);
     let same = Scratch::new("same.txt", built);
     assert_eq!(depth_seven(&["--weights", same.path()]), plain);
-    let defaults = "--search=lmp_quarters=2";
-    assert_eq!(depth_seven(&[defaults]), plain);
+    // The default given by flag, read from the engine so that a retune need not edit this.
+    let defaults = format!(
+        "--search=lmp_quarters={}",
+        SearchParams::default().lmp_quarters
+    );
+    assert_eq!(depth_seven(&[&defaults]), plain);
     let zero_plus: String = built
         .lines()
         .map(|l| {
@@ -647,8 +653,9 @@ fn bench_searches_with_the_tuning_flags() {
         "bench-same.txt",
         include_str!("../../engine/src/search/weights.txt"),
     );
+    let defaults = format!("lmp_quarters={}", SearchParams::default().lmp_quarters);
     assert_eq!(
-        nodes(&["--weights", same.path(), "--search", "lmp_quarters=2"]),
+        nodes(&["--weights", same.path(), "--search", &defaults]),
         plain
     );
     assert_ne!(nodes(&["--search", "lmp_quarters=12"]), plain);
