@@ -74,6 +74,7 @@ pub fn level_params() -> SearchParams {
         aspiration: 152,
         vct_sixteenths: 5,
         policy: 0,
+        by_value: 0,
     }
 }
 

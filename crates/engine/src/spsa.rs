@@ -282,7 +282,7 @@ fn whole(v: f64) -> i32 {
     v.round() as i32
 }
 
-const SEARCH_FIELDS: [SearchField; 16] = [
+const SEARCH_FIELDS: [SearchField; 17] = [
     field(
         "lmr_k",
         |s| s.lmr_k.into(),
@@ -379,6 +379,12 @@ const SEARCH_FIELDS: [SearchField; 16] = [
         |s, v| s.policy = whole(v),
         (2.0, 0.0, 24.0),
     ),
+    field(
+        "by_value",
+        |s| s.by_value.into(),
+        |s, v| s.by_value = whole(v),
+        (1.0, 0.0, 1.0),
+    ),
 ];
 
 /// The search's numbers that are tuned ([`SearchParams`], all of them), with their
@@ -470,7 +476,7 @@ impl Space {
 }
 
 /// The names of the search's numbers, in [`search_params`] order (`lmr_k`, ..., `killer0`,
-/// `killer1`, ..., `vct_sixteenths`, `policy`).
+/// `killer1`, ..., `vct_sixteenths`, `policy`, `by_value`).
 pub fn search_names() -> impl Iterator<Item = &'static str> {
     SEARCH_FIELDS.iter().map(|f| f.name)
 }

@@ -175,6 +175,33 @@ fn every_ordering_of_quiet_moves_keeps_the_one_move_tactics() {
     }
 }
 
+/// A move tactical by its cell values alone (`by_value` 1, off by default: docs/engine.md, "A
+/// move tactical by its cell values"): the search prunes and reduces the quiet moves that
+/// bonuses used to exempt, and still answers every one-move tactic and proves the forced wins
+/// at the suite's rate.
+#[test]
+fn tactical_by_the_cell_values_alone_keeps_the_tactics() {
+    let params = SearchParams {
+        by_value: 1,
+        ..SearchParams::default()
+    };
+    all_pass(&run_with(
+        &["freestyle15.pos", "freestyle15_rules.pos", "caro15.pos"],
+        |l| l != Label::Mate,
+        &params,
+    ));
+    let stats = run_with(
+        &["freestyle15.pos", "freestyle15_rules.pos"],
+        |l| l == Label::Mate,
+        &params,
+    );
+    let (_, pass, total) = stats[0];
+    assert!(
+        pass as f64 >= MATE_RATE * total as f64,
+        "MATE {pass}/{total} below {MATE_RATE}"
+    );
+}
+
 #[test]
 fn freestyle_forced_wins() {
     let stats = run(&["freestyle15.pos", "freestyle15_rules.pos"], |l| {

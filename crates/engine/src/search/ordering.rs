@@ -19,6 +19,10 @@ use super::negamax::{Run, NO_MOVE};
 use super::position::{C_FLEX4, C_FOUR};
 use super::threats::{self, CellList};
 
+/// With [`SearchParams::by_value`](super::params::SearchParams::by_value), what a tactical
+/// move's ordering score is raised by: above every quiet move's, bonuses included.
+pub(super) const TACTICAL_LIFT: i32 = 1 << 20;
+
 /// `a` if `cond`, else `b`, by arithmetic rather than a branch: for selections a branch
 /// predictor cannot guess (`std::hint::select_unpredictable` is newer than our MSRV).
 #[inline(always)]
@@ -101,6 +105,11 @@ impl Run<'_> {
         let pos = &self.pos;
         let defence = self.params.defence;
         let (policy, tactical) = (self.params.policy, self.params.tactical);
+        let lift = if self.params.by_value > 0 {
+            TACTICAL_LIFT
+        } else {
+            0
+        };
         let order = pos.order();
         // The learnt place terms, by difference from the opponent's last stone and from ours
         // (a stone that is not there is out of every reach). Read off the last two stones
@@ -126,7 +135,9 @@ impl Run<'_> {
             }
             let st = pos.state(c);
             let value = st.order_value(me, defence);
-            let score = if policy == 0 || value >= tactical {
+            let score = if value >= tactical {
+                value + lift
+            } else if policy == 0 {
                 value
             } else {
                 // A quiet move: the learnt score's share, and quiet it stays.

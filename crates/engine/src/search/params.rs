@@ -51,6 +51,10 @@ pub struct SearchParams {
     /// ([`level_params`](crate::bot::level_params)) unless the server's config gives them
     /// `learnt_ordering`.
     pub policy: i32,
+    /// 1: a move is tactical (never reduced nor pruned by move count, not a killer) by its
+    /// cell values alone, and every tactical move is ordered above every quiet one; 0: by its
+    /// whole ordering score, history and killer bonuses included.
+    pub by_value: i32,
 }
 
 impl Default for SearchParams {
@@ -71,6 +75,7 @@ impl Default for SearchParams {
             aspiration: 143,
             vct_sixteenths: 4,
             policy: 15,
+            by_value: 0,
         }
     }
 }
