@@ -142,6 +142,15 @@ fn run_with(
     stats.into_iter().map(|s| (s.0, s.1, s.2)).collect()
 }
 
+/// The MATE positions proven reach [`MATE_RATE`] of those run.
+fn assert_mate_rate(stats: &[(Label, usize, usize)]) {
+    let (_, pass, total) = stats[0];
+    assert!(
+        pass as f64 >= MATE_RATE * total as f64,
+        "MATE {pass}/{total} below {MATE_RATE}"
+    );
+}
+
 fn all_pass(stats: &[(Label, usize, usize)]) {
     for (label, pass, total) in stats {
         if *label != Label::Mate {
@@ -190,28 +199,18 @@ fn tactical_by_the_cell_values_alone_keeps_the_tactics() {
         |l| l != Label::Mate,
         &params,
     ));
-    let stats = run_with(
+    assert_mate_rate(&run_with(
         &["freestyle15.pos", "freestyle15_rules.pos"],
         |l| l == Label::Mate,
         &params,
-    );
-    let (_, pass, total) = stats[0];
-    assert!(
-        pass as f64 >= MATE_RATE * total as f64,
-        "MATE {pass}/{total} below {MATE_RATE}"
-    );
+    ));
 }
 
 #[test]
 fn freestyle_forced_wins() {
-    let stats = run(&["freestyle15.pos", "freestyle15_rules.pos"], |l| {
+    assert_mate_rate(&run(&["freestyle15.pos", "freestyle15_rules.pos"], |l| {
         l == Label::Mate
-    });
-    let (_, pass, total) = stats[0];
-    assert!(
-        pass as f64 >= MATE_RATE * total as f64,
-        "MATE {pass}/{total} below {MATE_RATE}"
-    );
+    }));
 }
 
 #[test]

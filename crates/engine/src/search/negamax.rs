@@ -556,11 +556,7 @@ impl Run<'_> {
             // alpha and the PV re-search then found it did not, a whole re-search wasted (a
             // third to nearly half of the nodes of the two hardest midgame positions;
             // docs/engine.md, "Changes accepted by SPRT").
-            let tactical = if self.params.by_value > 0 {
-                super::ordering::TACTICAL_LIFT
-            } else {
-                self.params.tactical
-            };
+            let tactical = self.params.tactical + self.tactical_lift();
             if ply > 0
                 && !forced
                 && i as i32 >= self.params.lmp_base + self.params.lmp_quarters * depth * depth / 4

@@ -21,7 +21,7 @@ use super::threats::{self, CellList};
 
 /// With [`SearchParams::by_value`](super::params::SearchParams::by_value), what a tactical
 /// move's ordering score is raised by: above every quiet move's, bonuses included.
-pub(super) const TACTICAL_LIFT: i32 = 1 << 20;
+const TACTICAL_LIFT: i32 = 1 << 20;
 
 /// `a` if `cond`, else `b`, by arithmetic rather than a branch: for selections a branch
 /// predictor cannot guess (`std::hint::select_unpredictable` is newer than our MSRV).
@@ -105,11 +105,7 @@ impl Run<'_> {
         let pos = &self.pos;
         let defence = self.params.defence;
         let (policy, tactical) = (self.params.policy, self.params.tactical);
-        let lift = if self.params.by_value > 0 {
-            TACTICAL_LIFT
-        } else {
-            0
-        };
+        let lift = self.tactical_lift();
         let order = pos.order();
         // The learnt place terms, by difference from the opponent's last stone and from ours
         // (a stone that is not there is out of every reach). Read off the last two stones
@@ -148,6 +144,18 @@ impl Run<'_> {
                 ((value * (16 - policy) + learnt * policy) / 16).min(tactical - 1)
             };
             score + bonus[c]
+        }
+    }
+
+    /// What a tactical move's ordering score is raised by: [`TACTICAL_LIFT`] with
+    /// `by_value`, else 0. A move is tactical from ordering score `tactical + tactical_lift()`
+    /// on (`by_value`: by its cell values alone; else by its whole score, bonuses included).
+    #[inline]
+    pub(super) fn tactical_lift(&self) -> i32 {
+        if self.params.by_value > 0 {
+            TACTICAL_LIFT
+        } else {
+            0
         }
     }
 
