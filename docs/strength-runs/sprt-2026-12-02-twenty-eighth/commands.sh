@@ -29,7 +29,7 @@ $TAC/caro-match play --engine1 "$TAC/pbrain-caro --search by_value=1" --engine2 
 # 4. SPSA over the sixteen search numbers with by_value 1 as the start (the patch with
 #    `by_value: 1` in SearchParams::default() and its SEARCH_FIELDS entry taken out, so it is
 #    not tuned: by-value/spsa-start.patch): 1,200 pairs asked at 40 ms a move, seed 284;
-#    stopped by hand after about 560 pairs (the last progress line at 500), when no number had
+#    stopped by hand after 500-700 pairs (the last progress line at 500), when no number had
 #    moved beyond its perturbation, to free the machine for the Rapfi screen (by-value/spsa.log).
 cargo run --release -p caro-engine --example spsa -- spsa-search.txt 1200 40 2 284 0.005 search \
     2> by-value/spsa.log
