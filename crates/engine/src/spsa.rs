@@ -249,31 +249,31 @@ pub fn apply(w: &Weights, values: &[f64], set: Set) -> Weights {
     out
 }
 
-/// One tuned number of [`SearchParams`]: its name, how to read and set it (whole numbers
-/// rounded), its perturbation at the last step and its range. [`search_params`] and
-/// [`apply_search`] both read [`SEARCH_FIELDS`], so the order of the values is defined once.
+/// One number of [`SearchParams`]: its name, how to read and set it (whole numbers rounded),
+/// and, when a tuning run tunes it, its perturbation at the last step and its range.
+/// [`search_params`] and [`apply_search`] both read [`SEARCH_FIELDS`], so the order of the
+/// values is defined once.
 struct SearchField {
     name: &'static str,
     get: fn(&SearchParams) -> f64,
     set: fn(&mut SearchParams, f64),
-    c_end: f64,
-    min: f64,
-    max: f64,
+    /// `(c_end, min, max)`, or `None` for a switch that `--search` sets and a tuning run keeps
+    /// as it starts (a 0/1 switch perturbed by ±1 would flip in every pair and blur every
+    /// other number's gradient).
+    tuned: Option<(f64, f64, f64)>,
 }
 
 const fn field(
     name: &'static str,
     get: fn(&SearchParams) -> f64,
     set: fn(&mut SearchParams, f64),
-    (c_end, min, max): (f64, f64, f64),
+    tuned: (f64, f64, f64),
 ) -> SearchField {
     SearchField {
         name,
         get,
         set,
-        c_end,
-        min,
-        max,
+        tuned: Some(tuned),
     }
 }
 
@@ -379,41 +379,52 @@ const SEARCH_FIELDS: [SearchField; 17] = [
         |s, v| s.policy = whole(v),
         (2.0, 0.0, 24.0),
     ),
-    field(
-        "by_value",
-        |s| s.by_value.into(),
-        |s, v| s.by_value = whole(v),
-        (1.0, 0.0, 1.0),
-    ),
+    // A switch, not tuned.
+    SearchField {
+        name: "by_value",
+        get: |s| s.by_value.into(),
+        set: |s, v| s.by_value = whole(v),
+        tuned: None,
+    },
 ];
 
-/// The search's numbers that are tuned ([`SearchParams`], all of them), with their
-/// perturbations and ranges. Whole numbers are tuned as real numbers and rounded when used.
+/// The search's numbers that are tuned (every number of [`SearchParams`] but the switches,
+/// `by_value`), with their perturbations and ranges. Whole numbers are tuned as real numbers
+/// and rounded when used.
 pub fn search_params(sp: &SearchParams, r_end: f64) -> Vec<Param> {
     SEARCH_FIELDS
         .iter()
-        .map(|f| Param {
-            name: f.name.to_string(),
-            value: (f.get)(sp),
-            c_end: f.c_end,
-            r_end,
-            min: f.min,
-            max: f.max,
+        .filter_map(|f| {
+            let (c_end, min, max) = f.tuned?;
+            Some(Param {
+                name: f.name.to_string(),
+                value: (f.get)(sp),
+                c_end,
+                r_end,
+                min,
+                max,
+            })
         })
         .collect()
 }
 
-/// The search's numbers of `values` (in [`search_params`] order), whole ones rounded.
+/// `sp` with its tuned numbers set to `values` (in [`search_params`] order), whole ones
+/// rounded; the switches stay as `sp` has them.
 ///
 /// # Panics
-/// Unless there is one value per parameter.
-pub fn apply_search(values: &[f64]) -> SearchParams {
-    assert_eq!(values.len(), SEARCH_FIELDS.len(), "one value per parameter");
-    let mut sp = SearchParams::default();
-    for (f, &v) in SEARCH_FIELDS.iter().zip(values) {
-        (f.set)(&mut sp, v);
+/// Unless there is one value per tuned number.
+pub fn apply_search(sp: &SearchParams, values: &[f64]) -> SearchParams {
+    let tuned = SEARCH_FIELDS.iter().filter(|f| f.tuned.is_some());
+    assert_eq!(
+        values.len(),
+        tuned.clone().count(),
+        "one value per parameter"
+    );
+    let mut out = *sp;
+    for (f, &v) in tuned.zip(values) {
+        (f.set)(&mut out, v);
     }
-    sp
+    out
 }
 
 /// What a run tunes: some of the evaluation's weights ([`Set`]), the search's numbers, or
@@ -466,7 +477,7 @@ impl Space {
             None => (0, *w),
         };
         let search = if self.search {
-            apply_search(&values[n..])
+            apply_search(sp, &values[n..])
         } else {
             assert_eq!(values.len(), n, "one value per parameter");
             *sp
@@ -475,7 +486,8 @@ impl Space {
     }
 }
 
-/// The names of the search's numbers, in [`search_params`] order (`lmr_k`, ..., `killer0`,
+/// The names of the search's numbers, the switches included, the tuned ones in
+/// [`search_params`] order (`lmr_k`, ..., `killer0`,
 /// `killer1`, ..., `vct_sixteenths`, `policy`, `by_value`).
 pub fn search_names() -> impl Iterator<Item = &'static str> {
     SEARCH_FIELDS.iter().map(|f| f.name)
@@ -528,7 +540,7 @@ pub fn parse_search_word(word: &str) -> Result<(&str, f64), SearchWordError> {
     Ok((name, value))
 }
 
-/// `sp` as `name=value` words, one per number in [`search_params`] order: what
+/// `sp` as `name=value` words, one per number in [`search_names`] order: what
 /// `pbrain-caro --search` takes.
 pub fn search_text(sp: &SearchParams) -> Vec<String> {
     SEARCH_FIELDS
@@ -583,18 +595,44 @@ mod tests {
         let sp = SearchParams::default();
         let p = search_params(&sp, 0.002);
         let values: Vec<f64> = p.iter().map(|p| p.value).collect();
-        assert_eq!(apply_search(&values), sp);
+        assert_eq!(apply_search(&sp, &values), sp);
         assert!(p
             .iter()
             .all(|p| p.min <= p.value && p.value <= p.max && p.c_end > 0.0));
         let i = p.iter().position(|p| p.name == "killer1").unwrap();
         let mut moved = values;
         moved[i] += 0.6;
-        let m = apply_search(&moved);
+        let m = apply_search(&sp, &moved);
         assert_eq!(m.killers, [sp.killers[0], sp.killers[1] + 1]);
         assert_eq!(
             SearchParams {
                 killers: sp.killers,
+                ..m
+            },
+            sp
+        );
+    }
+
+    #[test]
+    fn a_switch_is_set_by_name_and_kept_by_a_tuning_run() {
+        let mut sp = SearchParams::default();
+        assert!(set_search(&mut sp, "by_value", 1.0));
+        assert_eq!(sp.by_value, 1);
+        let p = search_params(&sp, 0.002);
+        assert!(
+            p.iter().all(|p| p.name != "by_value"),
+            "a switch is not tuned"
+        );
+        assert_eq!(p.len() + 1, search_names().count());
+        let mut values: Vec<f64> = p.iter().map(|p| p.value).collect();
+        let i = p.iter().position(|p| p.name == "policy").unwrap();
+        values[i] = 4.0;
+        let space = Space::named("search").unwrap();
+        let (_, m) = space.apply(Weights::built(), &sp, &values);
+        assert_eq!((m.by_value, m.policy), (1, 4));
+        assert_eq!(
+            SearchParams {
+                policy: sp.policy,
                 ..m
             },
             sp
