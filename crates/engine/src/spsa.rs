@@ -392,20 +392,22 @@ const SEARCH_FIELDS: [SearchField; 17] = [
 /// `by_value`), with their perturbations and ranges. Whole numbers are tuned as real numbers
 /// and rounded when used.
 pub fn search_params(sp: &SearchParams, r_end: f64) -> Vec<Param> {
-    SEARCH_FIELDS
-        .iter()
-        .filter_map(|f| {
-            let (c_end, min, max) = f.tuned?;
-            Some(Param {
-                name: f.name.to_string(),
-                value: (f.get)(sp),
-                c_end,
-                r_end,
-                min,
-                max,
-            })
+    tuned_fields()
+        .map(|(f, (c_end, min, max))| Param {
+            name: f.name.to_string(),
+            value: (f.get)(sp),
+            c_end,
+            r_end,
+            min,
+            max,
         })
         .collect()
+}
+
+/// The tuned fields of [`SEARCH_FIELDS`] with their `(c_end, min, max)`, in order: what
+/// [`search_params`] lists and [`apply_search`] sets.
+fn tuned_fields() -> impl Iterator<Item = (&'static SearchField, (f64, f64, f64))> + Clone {
+    SEARCH_FIELDS.iter().filter_map(|f| f.tuned.map(|t| (f, t)))
 }
 
 /// `sp` with its tuned numbers set to `values` (in [`search_params`] order), whole ones
@@ -414,14 +416,14 @@ pub fn search_params(sp: &SearchParams, r_end: f64) -> Vec<Param> {
 /// # Panics
 /// Unless there is one value per tuned number.
 pub fn apply_search(sp: &SearchParams, values: &[f64]) -> SearchParams {
-    let tuned = SEARCH_FIELDS.iter().filter(|f| f.tuned.is_some());
+    let tuned = tuned_fields();
     assert_eq!(
         values.len(),
         tuned.clone().count(),
         "one value per parameter"
     );
     let mut out = *sp;
-    for (f, &v) in tuned.zip(values) {
+    for ((f, _), &v) in tuned.zip(values) {
         (f.set)(&mut out, v);
     }
     out
@@ -487,8 +489,8 @@ impl Space {
 }
 
 /// The names of the search's numbers, the switches included, the tuned ones in
-/// [`search_params`] order (`lmr_k`, ..., `killer0`,
-/// `killer1`, ..., `vct_sixteenths`, `policy`, `by_value`).
+/// [`search_params`] order (`lmr_k`, ..., `killer0`, `killer1`, ..., `vct_sixteenths`,
+/// `policy`, `by_value`).
 pub fn search_names() -> impl Iterator<Item = &'static str> {
     SEARCH_FIELDS.iter().map(|f| f.name)
 }
