@@ -125,7 +125,8 @@ pub struct Report {
     pub moves: u64,
     /// moves / secs.
     pub moves_per_sec: f64,
-    /// `move` frames received by all clients in the window, per second (the compared number).
+    /// Copies of the moves sent in the window received by all clients (each read until a grace
+    /// after the window), per second (the compared number).
     pub move_frames_per_sec: f64,
     /// Every frame received, per second (the server also sends room_update, game_over, ...).
     pub frames_per_sec: f64,
@@ -309,8 +310,35 @@ struct Slot {
     joined_tx: mpsc::Sender<u64>,
     game_start: AtomicU64,
     base: Instant,
-    /// The last move sent: (generation, seq, when), for the opponent's latency.
-    sent: parking_lot::Mutex<(u64, u64, Instant)>,
+    /// The current game's generation and when each of its moves was sent (seq 1 first): a copy
+    /// of a move counts when the move was sent inside the window, and the opponent's latency
+    /// runs from it.
+    sends: parking_lot::Mutex<(u64, Vec<Instant>)>,
+}
+
+impl Slot {
+    fn record_send(&self, gen: u64, seq: u64, at: Instant) {
+        let mut s = self.sends.lock();
+        if s.0 != gen {
+            *s = (gen, Vec::new());
+        }
+        s.1.truncate(seq as usize - 1);
+        s.1.push(at);
+    }
+
+    /// When move `seq` of game `gen` was sent, if it is the current game's.
+    fn sent_at(&self, gen: u64, seq: u64) -> Option<Instant> {
+        let s = self.sends.lock();
+        (s.0 == gen)
+            .then(|| s.1.get((seq as usize).checked_sub(1)?).copied())
+            .flatten()
+    }
+
+    /// Whether game `gen` has moves sent after move `seen` (copies still on their way).
+    fn unheard(&self, gen: u64, seen: u64) -> bool {
+        let s = self.sends.lock();
+        s.0 == gen && s.1.len() as u64 > seen
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -361,7 +389,7 @@ pub async fn run(target: &Target, opts: &Opts) -> anyhow::Result<Report> {
             joined_tx,
             game_start: AtomicU64::new(0),
             base: now,
-            sent: parking_lot::Mutex::new((0, 0, now)),
+            sends: parking_lot::Mutex::new((0, Vec::new())),
         });
         for m in 0..opts.spectators + 2 {
             let role = match m {
@@ -551,19 +579,26 @@ async fn member(
                 let start = slot.base + Duration::from_nanos(slot.game_start.load(Relaxed));
                 start + clock.interval * (next as u32 - 1)
             };
-            let stop_at = if pending.is_some() {
+            // Past the window, a member still reads its own acknowledgement and the copies of
+            // moves already sent, for a while: every copy of a move sent inside the window counts.
+            let stop_at = if pending.is_some() || slot.unheard(gen, seen) {
                 clock.to + GRACE
             } else {
                 clock.to
             };
             tokio::select! {
                 biased;
-                _ = tokio::time::sleep_until(stop_at) => break 'games,
+                _ = tokio::time::sleep_until(stop_at) => {
+                    if Instant::now() < clock.to + GRACE && slot.unheard(gen, seen) {
+                        continue;
+                    }
+                    break 'games;
+                }
                 _ = tokio::time::sleep_until(due), if my_turn => {
                     let (x, y) = script[next as usize - 1];
                     let sent = Instant::now();
                     pending = Some((next, sent));
-                    *slot.sent.lock() = (gen, next, sent);
+                    slot.record_send(gen, next, sent);
                     client::send(&mut ws, wire::move_(&room, next, x, y)).await?;
                 }
                 text = client::next_text(&mut ws) => {
@@ -577,7 +612,8 @@ async fn member(
                     match m.ty {
                         "move" => {
                             seen = m.seq.unwrap_or(0);
-                            if inside {
+                            let sent_at = slot.sent_at(gen, seen);
+                            if sent_at.is_some_and(|t| clock.inside(t)) {
                                 counts.move_frames.fetch_add(1, Relaxed);
                             }
                             if let Some((s, sent)) = pending {
@@ -589,11 +625,9 @@ async fn member(
                                     }
                                 }
                             }
-                            // The opponent's move: the mover wrote its send time before sending,
-                            // and cannot send again before this player has answered.
+                            // The opponent's move: the mover wrote its send time before sending.
                             if mine.is_some_and(|p| seen % 2 != p) {
-                                let (g, s, sent) = *slot.sent.lock();
-                                if g == gen && s == seen && clock.inside(sent) {
+                                if let Some(sent) = sent_at.filter(|&t| clock.inside(t)) {
                                     measured.opponent.record(now - sent);
                                 }
                             }
