@@ -75,6 +75,7 @@ pub fn level_params() -> SearchParams {
         vct_sixteenths: 5,
         policy: 0,
         by_value: 0,
+        keep: 0,
     }
 }
 

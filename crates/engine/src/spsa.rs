@@ -282,7 +282,7 @@ fn whole(v: f64) -> i32 {
     v.round() as i32
 }
 
-const SEARCH_FIELDS: [SearchField; 17] = [
+const SEARCH_FIELDS: [SearchField; 18] = [
     field(
         "lmr_k",
         |s| s.lmr_k.into(),
@@ -386,10 +386,16 @@ const SEARCH_FIELDS: [SearchField; 17] = [
         set: |s, v| s.by_value = whole(v),
         tuned: None,
     },
+    SearchField {
+        name: "keep",
+        get: |s| s.keep.into(),
+        set: |s, v| s.keep = whole(v),
+        tuned: None,
+    },
 ];
 
 /// The search's numbers that are tuned (every number of [`SearchParams`] but the switches,
-/// `by_value`), with their perturbations and ranges. Whole numbers are tuned as real numbers
+/// `by_value`, `keep`), with their perturbations and ranges. Whole numbers are tuned as real numbers
 /// and rounded when used.
 pub fn search_params(sp: &SearchParams, r_end: f64) -> Vec<Param> {
     tuned_fields()
@@ -490,7 +496,7 @@ impl Space {
 
 /// The names of the search's numbers, the switches included, the tuned ones in
 /// [`search_params`] order (`lmr_k`, ..., `killer0`, `killer1`, ..., `vct_sixteenths`,
-/// `policy`, `by_value`).
+/// `policy`, `by_value`, `keep`).
 pub fn search_names() -> impl Iterator<Item = &'static str> {
     SEARCH_FIELDS.iter().map(|f| f.name)
 }
@@ -619,19 +625,20 @@ mod tests {
     fn a_switch_is_set_by_name_and_kept_by_a_tuning_run() {
         let mut sp = SearchParams::default();
         assert!(set_search(&mut sp, "by_value", 1.0));
-        assert_eq!(sp.by_value, 1);
+        assert!(set_search(&mut sp, "keep", 1.0));
+        assert_eq!((sp.by_value, sp.keep), (1, 1));
         let p = search_params(&sp, 0.002);
         assert!(
-            p.iter().all(|p| p.name != "by_value"),
+            p.iter().all(|p| p.name != "by_value" && p.name != "keep"),
             "a switch is not tuned"
         );
-        assert_eq!(p.len() + 1, search_names().count());
+        assert_eq!(p.len() + 2, search_names().count());
         let mut values: Vec<f64> = p.iter().map(|p| p.value).collect();
         let i = p.iter().position(|p| p.name == "policy").unwrap();
         values[i] = 4.0;
         let space = Space::named("search").unwrap();
         let (_, m) = space.apply(Weights::built(), &sp, &values);
-        assert_eq!((m.by_value, m.policy), (1, 4));
+        assert_eq!((m.by_value, m.keep, m.policy), (1, 1, 4));
         assert_eq!(
             SearchParams {
                 policy: sp.policy,

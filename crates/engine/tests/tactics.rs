@@ -206,6 +206,28 @@ fn tactical_by_the_cell_values_alone_keeps_the_tactics() {
     ));
 }
 
+/// The cell values' best quiet move lifted to the front of the learnt order (`keep` 1, off by
+/// default: docs/engine.md, "The cell values' first quiet move kept first"): the tactics and the
+/// forced wins stand with it.
+#[test]
+fn the_cell_values_first_quiet_move_kept_first_keeps_the_tactics() {
+    let params = SearchParams {
+        keep: 1,
+        ..SearchParams::default()
+    };
+    assert!(params.policy > 0, "keep acts with the learnt ordering on");
+    all_pass(&run_with(
+        &["freestyle15.pos", "freestyle15_rules.pos", "caro15.pos"],
+        |l| l != Label::Mate,
+        &params,
+    ));
+    assert_mate_rate(&run_with(
+        &["freestyle15.pos", "freestyle15_rules.pos"],
+        |l| l == Label::Mate,
+        &params,
+    ));
+}
+
 #[test]
 fn freestyle_forced_wins() {
     assert_mate_rate(&run(&["freestyle15.pos", "freestyle15_rules.pos"], |l| {

@@ -55,6 +55,10 @@ pub struct SearchParams {
     /// cell values alone, and every tactical move is ordered above every quiet one; 0: by its
     /// whole ordering score, history and killer bonuses included.
     pub by_value: i32,
+    /// With the learnt ordering on: the quiet move best by the cell values alone is lifted to
+    /// the front of the quiet moves (1) or not (0), so that the cutoffs the cell values found
+    /// first are kept while the learnt order decides what survives the pruning.
+    pub keep: i32,
 }
 
 impl Default for SearchParams {
@@ -76,6 +80,7 @@ impl Default for SearchParams {
             vct_sixteenths: 4,
             policy: 15,
             by_value: 0,
+            keep: 0,
         }
     }
 }
