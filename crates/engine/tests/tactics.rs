@@ -194,16 +194,7 @@ fn tactical_by_the_cell_values_alone_keeps_the_tactics() {
         by_value: 1,
         ..SearchParams::default()
     };
-    all_pass(&run_with(
-        &["freestyle15.pos", "freestyle15_rules.pos", "caro15.pos"],
-        |l| l != Label::Mate,
-        &params,
-    ));
-    assert_mate_rate(&run_with(
-        &["freestyle15.pos", "freestyle15_rules.pos"],
-        |l| l == Label::Mate,
-        &params,
-    ));
+    tactics_and_forced_wins_hold(&params);
 }
 
 /// The cell values' best quiet move lifted to the front of the learnt order (`keep` 1, off by
@@ -216,15 +207,21 @@ fn the_cell_values_first_quiet_move_kept_first_keeps_the_tactics() {
         ..SearchParams::default()
     };
     assert!(params.policy > 0, "keep acts with the learnt ordering on");
+    tactics_and_forced_wins_hold(&params);
+}
+
+/// Every one-move tactic of the three suites is answered with `params`, and the freestyle forced
+/// wins are proved at the suite's rate.
+fn tactics_and_forced_wins_hold(params: &SearchParams) {
     all_pass(&run_with(
         &["freestyle15.pos", "freestyle15_rules.pos", "caro15.pos"],
         |l| l != Label::Mate,
-        &params,
+        params,
     ));
     assert_mate_rate(&run_with(
         &["freestyle15.pos", "freestyle15_rules.pos"],
         |l| l == Label::Mate,
-        &params,
+        params,
     ));
 }
 
