@@ -328,44 +328,36 @@ impl Run<'_> {
             out.reserve(self.pos.size());
             let buf = out.spare_capacity_mut();
             let (mut n, mut top, mut best) = (0, 0, i32::MIN);
-            if self.params.keep > 0 && self.params.policy > 0 {
-                // The quiet move best by the cell values, lifted to the front of the quiet ones.
-                let (defence, tactical) = (self.params.defence, self.params.tactical);
-                let (mut kept, mut kept_value) = (usize::MAX, i32::MIN);
-                self.pos.for_each_near_empty(|c| {
-                    let s = order(c);
-                    buf[n].write((c as u16, s));
-                    top = pick(s > best, n, top);
-                    best = best.max(s);
-                    let v = self.pos.state(c).order_value(me, defence);
-                    if v < tactical && v > kept_value && c as u16 != tt_move {
-                        (kept, kept_value) = (n, v);
-                    }
-                    n += 1;
-                });
-                // SAFETY: the first `n` entries were just written.
-                unsafe { out.set_len(n) };
-                if kept != usize::MAX {
-                    let c = out[kept].0 as usize;
-                    let lifted = tactical - 1 + self.s.history.bonus[me][c];
-                    if lifted > out[kept].1 {
-                        out[kept].1 = lifted;
-                        if lifted > best {
-                            top = kept;
-                        }
-                    }
-                }
-                return (n > 0).then_some(top);
-            }
+            // `keep`: the quiet move best by the cell values, lifted to the front of the quiet
+            // ones below.
+            let keep = self.params.keep > 0 && self.params.policy > 0;
+            let (defence, tactical) = (self.params.defence, self.params.tactical);
+            let (mut kept, mut kept_value) = (usize::MAX, i32::MIN);
             self.pos.for_each_near_empty(|c| {
                 let s = order(c);
                 buf[n].write((c as u16, s));
                 top = pick(s > best, n, top);
                 best = best.max(s);
+                if keep {
+                    let v = self.pos.state(c).order_value(me, defence);
+                    if v < tactical && v > kept_value && c as u16 != tt_move {
+                        (kept, kept_value) = (n, v);
+                    }
+                }
                 n += 1;
             });
             // SAFETY: the first `n` entries were just written.
             unsafe { out.set_len(n) };
+            if kept != usize::MAX {
+                let c = out[kept].0 as usize;
+                let lifted = tactical - 1 + self.s.history.bonus[me][c];
+                if lifted > out[kept].1 {
+                    out[kept].1 = lifted;
+                    if lifted > best {
+                        top = kept;
+                    }
+                }
+            }
             (n > 0).then_some(top)
         }
     }
