@@ -625,8 +625,8 @@ mod tests {
     fn a_switch_is_set_by_name_and_kept_by_a_tuning_run() {
         let mut sp = SearchParams::default();
         assert!(set_search(&mut sp, "by_value", 1.0));
-        assert!(set_search(&mut sp, "keep", 1.0));
-        assert_eq!((sp.by_value, sp.keep), (1, 1));
+        assert!(set_search(&mut sp, "keep", 0.0));
+        assert_eq!((sp.by_value, sp.keep), (1, 0));
         let p = search_params(&sp, 0.002);
         assert!(
             p.iter().all(|p| p.name != "by_value" && p.name != "keep"),
@@ -638,7 +638,7 @@ mod tests {
         values[i] = 4.0;
         let space = Space::named("search").unwrap();
         let (_, m) = space.apply(Weights::built(), &sp, &values);
-        assert_eq!((m.by_value, m.keep, m.policy), (1, 1, 4));
+        assert_eq!((m.by_value, m.keep, m.policy), (1, 0, 4));
         assert_eq!(
             SearchParams {
                 policy: sp.policy,

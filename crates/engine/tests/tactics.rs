@@ -197,16 +197,17 @@ fn tactical_by_the_cell_values_alone_keeps_the_tactics() {
     tactics_and_forced_wins_hold(&params);
 }
 
-/// The cell values' best quiet move lifted to the front of the learnt order (`keep` 1, off by
-/// default: docs/engine.md, "The cell values' first quiet move kept first"): the tactics and the
-/// forced wins stand with it.
+/// The learnt order without the cell values' best quiet move lifted to its front (`keep` 0, the
+/// default until 2026-12-03: docs/engine.md, "The cell values' first quiet move kept first"):
+/// the tactics and the forced wins stand without it too.
 #[test]
-fn the_cell_values_first_quiet_move_kept_first_keeps_the_tactics() {
+fn the_learnt_order_without_the_cell_values_first_quiet_move_keeps_the_tactics() {
     let params = SearchParams {
-        keep: 1,
+        keep: 0,
         ..SearchParams::default()
     };
     assert!(params.policy > 0, "keep acts with the learnt ordering on");
+    assert_ne!(params, SearchParams::default(), "keep is on by default");
     tactics_and_forced_wins_hold(&params);
 }
 

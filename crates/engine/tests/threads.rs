@@ -58,10 +58,10 @@ fn assert_legal(board: &Board, r: &SearchResult, what: &str) {
 #[test]
 fn one_thread_is_the_single_threaded_search() {
     let expected = [
-        (54_438, "4,12"),
-        (12_047, "3,6"),
-        (5_206, "8,1"),
-        (11_439, "10,11"),
+        (55_850, "4,12"),
+        (9_059, "3,6"),
+        (3_957, "2,7"),
+        (13_246, "10,11"),
     ];
     let stop = AtomicBool::new(false);
     for ((id, board), (nodes, best)) in bench_boards().into_iter().zip(expected) {

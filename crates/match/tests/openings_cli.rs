@@ -53,7 +53,7 @@ fn the_first_line_regenerates_the_file() {
         "--window",
         "300",
         "--seed",
-        "3",
+        "4",
         "--playout",
         "1000/1600",
         "--playout",

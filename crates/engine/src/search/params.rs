@@ -57,7 +57,9 @@ pub struct SearchParams {
     pub by_value: i32,
     /// With the learnt ordering on: the quiet move best by the cell values alone is lifted to
     /// the front of the quiet moves (1) or not (0), so that the cutoffs the cell values found
-    /// first are kept while the learnt order decides what survives the pruning.
+    /// first are kept while the learnt order decides what survives the pruning. 1 by default
+    /// since 2026-12-03 (three self-play runs pooled, 2,245 games: +19.5 [+6.1, +33.1] Elo);
+    /// the bot levels keep 0 unless their config gives them `learnt_ordering`.
     pub keep: i32,
 }
 
@@ -80,7 +82,7 @@ impl Default for SearchParams {
             vct_sixteenths: 4,
             policy: 15,
             by_value: 0,
-            keep: 0,
+            keep: 1,
         }
     }
 }
