@@ -551,7 +551,7 @@ mod tests {
             nodes: None,
             playouts: Vec::new(),
             window: 300,
-            seed: 6,
+            seed: 7,
             max_tries: 200,
         };
         let (kept, _) = generate(&settings, &mut |_| ControlFlow::Continue(()));
