@@ -76,6 +76,7 @@ pub fn level_params() -> SearchParams {
         policy: 0,
         by_value: 0,
         keep: 0,
+        bonuses: 16,
     }
 }
 

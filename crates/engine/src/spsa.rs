@@ -282,7 +282,7 @@ fn whole(v: f64) -> i32 {
     v.round() as i32
 }
 
-const SEARCH_FIELDS: [SearchField; 18] = [
+const SEARCH_FIELDS: [SearchField; 19] = [
     field(
         "lmr_k",
         |s| s.lmr_k.into(),
@@ -378,6 +378,12 @@ const SEARCH_FIELDS: [SearchField; 18] = [
         |s| s.policy.into(),
         |s, v| s.policy = whole(v),
         (2.0, 0.0, 24.0),
+    ),
+    field(
+        "bonuses",
+        |s| s.bonuses.into(),
+        |s, v| s.bonuses = whole(v),
+        (2.0, 0.0, 32.0),
     ),
     // A switch, not tuned.
     SearchField {
@@ -496,7 +502,7 @@ impl Space {
 
 /// The names of the search's numbers, the switches included, the tuned ones in
 /// [`search_params`] order (`lmr_k`, ..., `killer0`, `killer1`, ..., `vct_sixteenths`,
-/// `policy`, `by_value`, `keep`).
+/// `policy`, `bonuses`, `by_value`, `keep`).
 pub fn search_names() -> impl Iterator<Item = &'static str> {
     SEARCH_FIELDS.iter().map(|f| f.name)
 }

@@ -211,6 +211,19 @@ fn the_learnt_order_without_the_cell_values_first_quiet_move_keeps_the_tactics()
     tactics_and_forced_wins_hold(&params);
 }
 
+/// The history and killer bonuses whole (`bonuses` 16, the default until 2026-12-03:
+/// docs/engine.md, "The history and killer bonuses at half weight"): the tactics and the forced
+/// wins stand with them too.
+#[test]
+fn the_whole_history_and_killer_bonuses_keep_the_tactics() {
+    let params = SearchParams {
+        bonuses: 16,
+        ..SearchParams::default()
+    };
+    assert_ne!(params, SearchParams::default(), "half weight by default");
+    tactics_and_forced_wins_hold(&params);
+}
+
 /// Every one-move tactic of the three suites is answered with `params`, and the freestyle forced
 /// wins are proved at the suite's rate.
 fn tactics_and_forced_wins_hold(params: &SearchParams) {

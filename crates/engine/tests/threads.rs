@@ -58,10 +58,10 @@ fn assert_legal(board: &Board, r: &SearchResult, what: &str) {
 #[test]
 fn one_thread_is_the_single_threaded_search() {
     let expected = [
-        (55_850, "4,12"),
-        (9_059, "3,6"),
-        (3_957, "2,7"),
-        (13_246, "10,11"),
+        (54_665, "4,12"),
+        (10_814, "3,5"),
+        (6_211, "2,7"),
+        (13_276, "8,5"),
     ];
     let stop = AtomicBool::new(false);
     for ((id, board), (nodes, best)) in bench_boards().into_iter().zip(expected) {

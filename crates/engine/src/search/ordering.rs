@@ -8,7 +8,8 @@
 //! - The ordering score of a move is the transposition table's move first (`1 << 28`), else its
 //!   attack value plus four fifths of its defence value (the pattern values of both players,
 //!   [`position`](super::position)), plus two killer moves per ply and the history heuristic
-//!   (chessprogramming.org/Killer_Heuristic, /History_Heuristic).
+//!   (chessprogramming.org/Killer_Heuristic, /History_Heuristic), those two bonuses weighted by
+//!   [`SearchParams::bonuses`](super::params::SearchParams::bonuses).
 //! - A node may search its TT move before generating the others ([`Run::tt_move_first`]); the
 //!   tree is the same as if it had generated first (a journal of history updates restores the
 //!   ordering the other moves would have had).
@@ -106,6 +107,7 @@ impl Run<'_> {
         let defence = self.params.defence;
         let (policy, tactical) = (self.params.policy, self.params.tactical);
         let lift = self.tactical_lift();
+        let weight = self.params.bonuses;
         let order = pos.order();
         // The learnt place terms, by difference from the opponent's last stone and from ours
         // (a stone that is not there is out of every reach). Read off the last two stones
@@ -143,7 +145,7 @@ impl Run<'_> {
                     + place(c, own, 1);
                 ((value * (16 - policy) + learnt * policy) / 16).min(tactical - 1)
             };
-            score + bonus[c]
+            score + bonus[c] * weight / 16
         }
     }
 
@@ -350,7 +352,7 @@ impl Run<'_> {
             unsafe { out.set_len(n) };
             if kept != usize::MAX {
                 let c = out[kept].0 as usize;
-                let lifted = tactical - 1 + self.s.history.bonus[me][c];
+                let lifted = tactical - 1 + self.s.history.bonus[me][c] * self.params.bonuses / 16;
                 if lifted > out[kept].1 {
                     out[kept].1 = lifted;
                     if lifted > best {
