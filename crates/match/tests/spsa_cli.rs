@@ -67,11 +67,17 @@ fn steps(out: &Path) -> Vec<Value> {
 fn real_run(d: &Path, out: &Path, set: &[(&str, &str)], extra: &[&str]) -> Vec<String> {
     let book = openings(d);
     let engine = format!("{} --depth 2", pbrain());
-    let opponent = format!("{} --depth 1 --search policy=0", pbrain());
+    let opponent = format!(
+        "{} --depth 1 --search policy=0 --search bonuses=16",
+        pbrain()
+    );
     // Both sides order quiet moves by the cell values (the learnt ordering, the default since
-    // 2026-11-29, makes every step of these shallow games even): the tuned one from this start.
+    // 2026-11-29, makes every step of these shallow games even), with the history and killer
+    // bonuses whole (at the default half weight since 2026-12-03 a resumed run's second step
+    // played one game differently from the whole run's: not understood yet, see the
+    // thirty-fourth session's note): the tuned one from this start.
     let start = d.join("start-search.txt");
-    std::fs::write(&start, "policy=0\n").unwrap();
+    std::fs::write(&start, "policy=0\nbonuses=16\n").unwrap();
     let args = [
         "--engine",
         &engine,
@@ -130,9 +136,11 @@ fn a_run_against_a_real_engine_follows_the_spsa_arithmetic() {
     let records = steps(&out);
     assert_eq!(records.len(), 3, "{records:?}");
 
-    // The run's start: the engine's numbers with `policy` 0 (`start-search.txt`).
+    // The run's start: the engine's numbers with `policy` 0 and `bonuses` 16
+    // (`start-search.txt`).
     let sp0 = SearchParams {
         policy: 0,
+        bonuses: 16,
         ..Default::default()
     };
     let w0 = *Weights::built();
