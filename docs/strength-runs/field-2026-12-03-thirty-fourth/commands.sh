@@ -16,3 +16,9 @@ nice -n -10 python3 scripts/field-ab --caro-match $BIN/caro-match \
 python3 scripts/field-ab --out $R/ab --opponent $RAPFI --opponent-name rapfi --runs 1 \
     --seeds 146,147,148,149,150,151 --report \
     "whole=$BIN/pbrain-caro --search bonuses=16" "half=$BIN/pbrain-caro"
+
+# Then AIWine and Pela with the same binary: the thirty-third session's commands and openings
+# (strength-runs/field-2026-12-03-thirty-third/commands.sh, its first part), with BIN as above,
+# two queues (aiwine, pela-seed2, pela-seed4, pela-gomocup and pela, pela-seed3, pela-caro)
+# side by side at nice -n -10 on an otherwise idle machine (13 minutes). Each match's
+# summary.json and games are kept as NAME.summary.json and NAME.games.jsonl.gz.
