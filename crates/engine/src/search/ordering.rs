@@ -32,6 +32,14 @@ pub(super) fn pick(cond: bool, a: usize, b: usize) -> usize {
     (a & mask) | (b & !mask)
 }
 
+/// A history or killer bonus at `weight` sixteenths
+/// ([`SearchParams::bonuses`](super::params::SearchParams::bonuses)): the one rule for every
+/// ordering score that adds a bonus.
+#[inline(always)]
+fn weighted(bonus: i32, weight: i32) -> i32 {
+    bonus * weight / 16
+}
+
 /// History counters (chessprogramming.org/History_Heuristic) per side and cell, each with its
 /// share of the ordering score beside it, so that ordering a move reads one number. While a node
 /// generates its moves, its killers' bonuses are added to that share too (see [`Run::generate`]).
@@ -145,7 +153,7 @@ impl Run<'_> {
                     + place(c, own, 1);
                 ((value * (16 - policy) + learnt * policy) / 16).min(tactical - 1)
             };
-            score + bonus[c] * weight / 16
+            score + weighted(bonus[c], weight)
         }
     }
 
@@ -352,7 +360,8 @@ impl Run<'_> {
             unsafe { out.set_len(n) };
             if kept != usize::MAX {
                 let c = out[kept].0 as usize;
-                let lifted = tactical - 1 + self.s.history.bonus[me][c] * self.params.bonuses / 16;
+                let lifted =
+                    tactical - 1 + weighted(self.s.history.bonus[me][c], self.params.bonuses);
                 if lifted > out[kept].1 {
                     out[kept].1 = lifted;
                     if lifted > best {
