@@ -134,6 +134,10 @@ pub struct StepRecord {
     pub games: Vec<StepGame>,
     /// The `+` engine's points minus the `-` engine's.
     pub result: f64,
+    /// The tuned numbers the step perturbed, in [`Space::params`] order: with one lane, the
+    /// numbers after the step before (the start for the first); with more, the numbers as they
+    /// were when the step started.
+    pub around: Vec<f64>,
     /// The tuned numbers after the update, in [`Space::params`] order.
     pub values: Vec<f64>,
 }
@@ -235,9 +239,8 @@ pub fn run_tune(
             FileMode::Fresh
         },
     )?;
-    let spsa = Mutex::new(spsa);
-    let save = |spsa: &Spsa, done: u64| -> Result<(), TuneError> {
-        let (w, sp) = config.space.apply(&w0, &sp0, &spsa.values());
+    let save = |values: &[f64], done: u64| -> Result<(), TuneError> {
+        let (w, sp) = config.space.apply(&w0, &sp0, values);
         let header = format!(
             "Written by `caro-match spsa` after {done} of {} steps against {}.",
             config.steps, config.opponent.name
@@ -248,7 +251,8 @@ pub fn run_tune(
         fs::write(&path, spsa::search_text(&sp).join("\n") + "\n").map_err(output_error(&path))?;
         Ok(())
     };
-    save(&spsa.lock(), tally.steps)?;
+    save(&spsa.values(), tally.steps)?;
+    let spsa = Mutex::new(spsa);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let mut result = Ok(());
@@ -270,8 +274,20 @@ pub fn run_tune(
                     let Some(&k) = pending.get(next.fetch_add(1, Ordering::Relaxed)) else {
                         break;
                     };
-                    let played = play_step(config, spsa, k, lane, lanes_dir, &mut slots, log);
-                    if tx.send(played).is_err() {
+                    let sent = match play_step(config, spsa, k, lane, lanes_dir, &mut slots, log) {
+                        // The lane applies its step's result before it draws its next step, so
+                        // with one lane every step perturbs the numbers after the step before,
+                        // as a resumed run replays them; it sends the record under the same
+                        // lock, so the records are in the order of the updates.
+                        Ok(mut step) => {
+                            let mut spsa = spsa.lock();
+                            spsa.update(k, &step.signs, step.points[0] - step.points[1]);
+                            step.values = spsa.values();
+                            tx.send(Ok(step))
+                        }
+                        Err(e) => tx.send(Err(e)),
+                    };
+                    if sent.is_err() {
                         break;
                     }
                 }
@@ -283,36 +299,35 @@ pub fn run_tune(
             if result.is_err() {
                 continue; // drain; the lanes see the stop flag
             }
-            let (k, opening, games, points) = match played {
-                Ok(p) => p,
+            let step = match played {
+                Ok(step) => step,
                 Err(e) => {
                     result = Err(e);
                     stop.store(true, Ordering::Relaxed);
                     continue;
                 }
             };
-            let step_result = points[0] - points[1];
-            let mut spsa = spsa.lock();
-            spsa.update(k, &games.signs, step_result);
-            tally.add_step(games.games.iter().map(|g| g.score), step_result);
+            let step_result = step.points[0] - step.points[1];
+            tally.add_step(step.games.iter().map(|g| g.score), step_result);
             let record = StepRecord {
-                step: k + 1,
-                opening,
-                signs: games
+                step: step.k + 1,
+                opening: step.opening,
+                signs: step
                     .signs
                     .iter()
                     .map(|&up| if up { '+' } else { '-' })
                     .collect(),
-                games: games.games,
+                games: step.games,
                 result: step_result,
-                values: spsa.values(),
+                around: step.around,
+                values: step.values,
             };
             let line = serde_json::to_string(&record).expect("records serialize");
             let mut written = writeln!(steps_file, "{line}")
                 .map_err(output_error(&steps_path))
                 .map_err(TuneError::from);
             if written.is_ok() && tally.steps % config.save_every.max(1) == 0 {
-                written = save(&spsa, tally.steps);
+                written = save(&record.values, tally.steps);
             }
             if let Err(e) = written {
                 result = Err(e);
@@ -325,18 +340,29 @@ pub fn run_tune(
     result?;
     log.flush();
     let spsa = spsa.into_inner();
-    save(&spsa, tally.steps)?;
+    save(&spsa.values(), tally.steps)?;
     Ok(config.space.apply(&w0, &sp0, &spsa.values()))
 }
 
-/// A lane's step: its number, opening, games (with the signs drawn) and the points of the `+`
-/// and `-` engines; or why it could not be played.
-type Played = Result<(u64, String, StepGames, [f64; 2]), TuneError>;
+/// A lane's step, or why it could not be played.
+type Played = Result<PlayedStep, TuneError>;
 
-/// The games of a step and the perturbation's signs they were played with.
-struct StepGames {
+/// A step a lane played.
+struct PlayedStep {
+    /// Its number, from 0.
+    k: u64,
+    /// The opening, in square names.
+    opening: String,
+    /// The perturbation's signs drawn for it.
     signs: Vec<bool>,
+    /// The four games.
     games: Vec<StepGame>,
+    /// The points of the `+` and `-` engines.
+    points: [f64; 2],
+    /// The numbers it perturbed.
+    around: Vec<f64>,
+    /// The numbers after its update (filled in by the lane once it applies the result).
+    values: Vec<f64>,
 }
 
 /// What the seed draws for step `k` of `n` tuned numbers: the perturbation's signs (`true`
@@ -416,11 +442,11 @@ fn play_step(
     log: &Logger,
 ) -> Played {
     let (w0, sp0) = config.start;
-    let (signs, hi, lo, opening) = {
+    let (signs, hi, lo, opening, around) = {
         let s = spsa.lock();
         let (signs, opening) = draw(config, k, s.params.len());
         let (hi, lo) = s.perturb(k, &signs);
-        (signs, hi, lo, opening)
+        (signs, hi, lo, opening, s.values())
     };
     let mut games = Vec::new();
     let mut points = [0.0; 2];
@@ -452,7 +478,15 @@ fn play_step(
         }
         slots[0].quit();
     }
-    Ok((k, opening.to_squares(), StepGames { signs, games }, points))
+    Ok(PlayedStep {
+        k,
+        opening: opening.to_squares(),
+        signs,
+        games,
+        points,
+        around,
+        values: Vec::new(),
+    })
 }
 
 #[cfg(test)]
