@@ -279,11 +279,10 @@ pub fn run_tune(
                         // with one lane every step perturbs the numbers after the step before,
                         // as a resumed run replays them; it sends the record under the same
                         // lock, so the records are in the order of the updates.
-                        Ok(mut step) => {
+                        Ok(step) => {
                             let mut spsa = spsa.lock();
-                            spsa.update(k, &step.signs, step.points[0] - step.points[1]);
-                            step.values = spsa.values();
-                            tx.send(Ok(step))
+                            spsa.update(k, &step.signs, step.result());
+                            tx.send(Ok((step, spsa.values())))
                         }
                         Err(e) => tx.send(Err(e)),
                     };
@@ -299,15 +298,15 @@ pub fn run_tune(
             if result.is_err() {
                 continue; // drain; the lanes see the stop flag
             }
-            let step = match played {
-                Ok(step) => step,
+            let (step, values) = match played {
+                Ok(played) => played,
                 Err(e) => {
                     result = Err(e);
                     stop.store(true, Ordering::Relaxed);
                     continue;
                 }
             };
-            let step_result = step.points[0] - step.points[1];
+            let step_result = step.result();
             tally.add_step(step.games.iter().map(|g| g.score), step_result);
             let record = StepRecord {
                 step: step.k + 1,
@@ -320,7 +319,7 @@ pub fn run_tune(
                 games: step.games,
                 result: step_result,
                 around: step.around,
-                values: step.values,
+                values,
             };
             let line = serde_json::to_string(&record).expect("records serialize");
             let mut written = writeln!(steps_file, "{line}")
@@ -344,8 +343,8 @@ pub fn run_tune(
     Ok(config.space.apply(&w0, &sp0, &spsa.values()))
 }
 
-/// A lane's step, or why it could not be played.
-type Played = Result<PlayedStep, TuneError>;
+/// A lane's step with the numbers after its update, or why it could not be played.
+type Played = Result<(PlayedStep, Vec<f64>), TuneError>;
 
 /// A step a lane played.
 struct PlayedStep {
@@ -361,8 +360,13 @@ struct PlayedStep {
     points: [f64; 2],
     /// The numbers it perturbed.
     around: Vec<f64>,
-    /// The numbers after its update (filled in by the lane once it applies the result).
-    values: Vec<f64>,
+}
+
+impl PlayedStep {
+    /// The `+` engine's points minus the `-` engine's: what the SPSA update takes.
+    fn result(&self) -> f64 {
+        self.points[0] - self.points[1]
+    }
 }
 
 /// What the seed draws for step `k` of `n` tuned numbers: the perturbation's signs (`true`
@@ -440,7 +444,7 @@ fn play_step(
     lanes_dir: &Path,
     slots: &mut [Slot; 2],
     log: &Logger,
-) -> Played {
+) -> Result<PlayedStep, TuneError> {
     let (w0, sp0) = config.start;
     let (signs, hi, lo, opening, around) = {
         let s = spsa.lock();
@@ -485,7 +489,6 @@ fn play_step(
         games,
         points,
         around,
-        values: Vec::new(),
     })
 }
 
